@@ -1,0 +1,130 @@
+package postgram
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Scope is a permission carried by an API key.
+type Scope string
+
+// Scopes.
+const (
+	ScopeRead   Scope = "read"
+	ScopeWrite  Scope = "write"
+	ScopeDelete Scope = "delete"
+	ScopeSync   Scope = "sync"
+)
+
+// AllScopes lists every scope.
+var AllScopes = []Scope{ScopeRead, ScopeWrite, ScopeDelete, ScopeSync}
+
+// Valid reports whether s is a known scope.
+func (s Scope) Valid() bool { return slices.Contains(AllScopes, s) }
+
+// Principal is who is calling: an API key's identity and limits. The
+// library enforces it on every call made through Client.As, so REST, MCP
+// and the CLI cannot disagree about access.
+type Principal struct {
+	KeyID    string
+	ClientID string
+	Scopes   []Scope
+	// AllowedTypes and AllowedVisibilities limit what the caller may see
+	// and write; empty means all.
+	AllowedTypes        []EntityType
+	AllowedVisibilities []Visibility
+}
+
+// Has reports whether p carries scope s.
+func (p *Principal) Has(s Scope) bool {
+	return p == nil || slices.Contains(p.Scopes, s)
+}
+
+// need returns ErrForbidden unless p carries scope s.
+func (p *Principal) need(s Scope, op string) error {
+	if p.Has(s) {
+		return nil
+	}
+	return fmt.Errorf("%s needs the %q scope: %w", op, s, ErrForbidden)
+}
+
+// canSee reports whether p may read e.
+func (p *Principal) canSee(e *Entity) bool {
+	if p == nil {
+		return true
+	}
+	if len(p.AllowedTypes) > 0 && !slices.Contains(p.AllowedTypes, e.Type) {
+		return false
+	}
+	if len(p.AllowedVisibilities) > 0 && !slices.Contains(p.AllowedVisibilities, e.Visibility) {
+		return false
+	}
+	if e.MemoryRole() == RoleSessionContext && e.ClientID != p.ClientID {
+		return false
+	}
+	return true
+}
+
+// canWrite returns ErrForbidden unless p may write an entity of type t with
+// visibility v.
+func (p *Principal) canWrite(t EntityType, v Visibility) error {
+	if p == nil {
+		return nil
+	}
+	if len(p.AllowedTypes) > 0 && !slices.Contains(p.AllowedTypes, t) {
+		return fmt.Errorf("this key may not write entities of type %q: %w", t, ErrForbidden)
+	}
+	if len(p.AllowedVisibilities) > 0 && !slices.Contains(p.AllowedVisibilities, v) {
+		return fmt.Errorf("this key may not write entities with visibility %q: %w", v, ErrForbidden)
+	}
+	return nil
+}
+
+// clientID is the client id recorded on writes.
+func (p *Principal) clientID() string {
+	if p == nil {
+		return ""
+	}
+	return p.ClientID
+}
+
+// restrict narrows f to what p may see. It reports false when nothing can
+// match (the requested types or visibilities are all outside p's limits).
+func (p *Principal) restrict(f EntityFilter) (EntityFilter, bool) {
+	if p == nil {
+		return f, true
+	}
+	if len(p.AllowedTypes) > 0 {
+		if len(f.Types) == 0 {
+			f.Types = append([]EntityType(nil), p.AllowedTypes...)
+		} else {
+			f.Types = intersect(f.Types, p.AllowedTypes)
+			if len(f.Types) == 0 {
+				return f, false
+			}
+		}
+	}
+	if len(p.AllowedVisibilities) > 0 {
+		if len(f.Visibilities) == 0 {
+			f.Visibilities = append([]Visibility(nil), p.AllowedVisibilities...)
+		} else {
+			f.Visibilities = intersect(f.Visibilities, p.AllowedVisibilities)
+			if len(f.Visibilities) == 0 {
+				return f, false
+			}
+		}
+	}
+	f.ClientScoped = true
+	f.ClientID = p.ClientID
+	return f, true
+}
+
+func intersect[T comparable](a, b []T) []T {
+	var out []T
+	for _, v := range a {
+		if slices.Contains(b, v) && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,31 @@
+package postgram
+
+import "context"
+
+// Embedder turns texts into vectors. Implementations live in providers/
+// (openai, ollama) and in postgramtest (a deterministic one for tests).
+//
+// EmbedBatch must return exactly one vector per input, in input order, each
+// of length Dimensions(). It is called by the enrichment worker with many
+// chunks at once and by search with a single query. Errors should wrap
+// ErrEmbeddingFailed (provider said no), ErrUnavailable (could not reach it)
+// or ErrRateLimited.
+type Embedder interface {
+	EmbedBatch(ctx context.Context, texts []string) ([][]float32, error)
+	// Model describes the model; it identifies stored embeddings, so two
+	// embedders with the same ModelInfo must produce comparable vectors.
+	Model() ModelInfo
+}
+
+// ModelInfo identifies an embedding model.
+type ModelInfo struct {
+	Provider   string `json:"provider"`   // "openai", "ollama", "test", ...
+	Name       string `json:"name"`       // e.g. "text-embedding-3-small"
+	Dimensions int    `json:"dimensions"` // vector length
+}
+
+// MaxBatcher is optionally implemented by embedders whose provider limits
+// the number of inputs per request. The worker never sends more.
+type MaxBatcher interface {
+	MaxBatch() int
+}

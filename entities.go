@@ -1,0 +1,422 @@
+package postgram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram/internal/chunk"
+)
+
+// chunksFor splits content into chunk rows with fresh ids.
+func (c *core) chunksFor(content string) []ChunkInput {
+	parts := chunk.Split(content, c.chunkCfg)
+	out := make([]ChunkInput, len(parts))
+	for i, p := range parts {
+		out[i] = ChunkInput{ID: newID(), Index: p.Index, Content: p.Text, Start: p.Start, End: p.End}
+	}
+	return out
+}
+
+// newID returns a time-ordered UUID (v7), which keeps B-tree inserts local.
+func newID() uuid.UUID {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.New()
+	}
+	return id
+}
+
+// Store validates in, writes the entity with its chunks (so keyword search
+// finds it as soon as Store returns) and queues it for embedding.
+func (c *Client) Store(ctx context.Context, in StoreInput) (*Entity, error) {
+	if err := c.principal.need(ScopeWrite, "store"); err != nil {
+		return nil, err
+	}
+	e, err := c.newEntity(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.principal.canWrite(e.Type, e.Visibility); err != nil {
+		return nil, err
+	}
+	if err := c.store.CreateEntity(ctx, c.ws, e, c.chunksFor(e.Content)); err != nil {
+		return nil, fmt.Errorf("store entity: %w", err)
+	}
+	c.wake()
+	return e, nil
+}
+
+// newEntity validates a StoreInput and builds the entity to insert.
+func (c *Client) newEntity(in StoreInput) (*Entity, error) {
+	if err := validateType("type", in.Type); err != nil {
+		return nil, err
+	}
+	if err := validateContent("content", in.Content, true); err != nil {
+		return nil, err
+	}
+	if in.Visibility == "" {
+		in.Visibility = VisibilityShared
+	}
+	if err := validateVisibility("visibility", in.Visibility); err != nil {
+		return nil, err
+	}
+	if in.Status == "" {
+		in.Status = StatusActive
+		if in.Type == TypeTask {
+			in.Status = StatusInbox
+		}
+	}
+	if err := validateStatus("status", in.Status); err != nil {
+		return nil, err
+	}
+	if err := validateShort("owner", in.Owner, MaxOwnerLen); err != nil {
+		return nil, err
+	}
+	if err := validateShort("source", in.Source, MaxSourceLen); err != nil {
+		return nil, err
+	}
+	tags, err := normalizeTags("tags", in.Tags)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateMetadata("metadata", in.Metadata); err != nil {
+		return nil, err
+	}
+	meta := cloneMetadata(in.Metadata)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	if in.Type == TypeMemory {
+		if _, ok := meta["memory_role"]; !ok {
+			meta["memory_role"] = string(RoleDurableMemory)
+		}
+	}
+	now := c.now()
+	e := &Entity{
+		ID:               newID(),
+		Type:             in.Type,
+		Content:          in.Content,
+		Visibility:       in.Visibility,
+		Owner:            in.Owner,
+		Status:           in.Status,
+		Tags:             tags,
+		Source:           in.Source,
+		Metadata:         meta,
+		Version:          1,
+		ClientID:         c.principal.clientID(),
+		EnrichmentStatus: StagePending,
+		ExtractionStatus: StageSkipped,
+		CreatedAt:        now,
+		UpdatedAt:        now,
+	}
+	return e, nil
+}
+
+// Recall returns one entity. An entity the caller may not see is reported
+// as not found.
+func (c *Client) Recall(ctx context.Context, id uuid.UUID) (*Entity, error) {
+	if err := c.principal.need(ScopeRead, "recall"); err != nil {
+		return nil, err
+	}
+	e, err := c.get(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("recall: %w", err)
+	}
+	return e, nil
+}
+
+// get loads an entity the principal may see; others are not found.
+func (c *Client) get(ctx context.Context, id uuid.UUID) (*Entity, error) {
+	e, err := c.store.GetEntity(ctx, c.ws, id)
+	if err != nil {
+		return nil, err
+	}
+	if !c.principal.canSee(e) {
+		return nil, fmt.Errorf("entity %s: %w", id, ErrNotFound)
+	}
+	return e, nil
+}
+
+// Update applies a partial update. in.Version must be the version the
+// caller read; a stale one returns a *ConflictError carrying the current
+// entity. Changing content re-chunks the entity and queues it for
+// embedding again.
+func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Entity, error) {
+	if err := c.principal.need(ScopeWrite, "update"); err != nil {
+		return nil, err
+	}
+	if in.Version < 1 {
+		return nil, invalid("version", "must be the entity's current version (a positive integer)")
+	}
+	cur, err := c.get(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("update: %w", err)
+	}
+	if cur.Version != in.Version {
+		return nil, &ConflictError{ID: id.String(), Expected: in.Version, Current: cur}
+	}
+	next := cur.Clone()
+	rechunk := false
+	if in.Content != nil {
+		if err := validateContent("content", *in.Content, true); err != nil {
+			return nil, err
+		}
+		if *in.Content != cur.Content {
+			next.Content = *in.Content
+			rechunk = true
+		}
+	}
+	if in.Visibility != nil {
+		if err := validateVisibility("visibility", *in.Visibility); err != nil {
+			return nil, err
+		}
+		next.Visibility = *in.Visibility
+	}
+	if in.Status != nil {
+		if err := validateStatus("status", *in.Status); err != nil {
+			return nil, err
+		}
+		next.Status = *in.Status
+	}
+	if in.Owner != nil {
+		if err := validateShort("owner", *in.Owner, MaxOwnerLen); err != nil {
+			return nil, err
+		}
+		next.Owner = *in.Owner
+	}
+	if in.Source != nil {
+		if err := validateShort("source", *in.Source, MaxSourceLen); err != nil {
+			return nil, err
+		}
+		next.Source = *in.Source
+	}
+	if in.Tags != nil {
+		tags, err := normalizeTags("tags", *in.Tags)
+		if err != nil {
+			return nil, err
+		}
+		next.Tags = tags
+	}
+	if in.Metadata != nil {
+		merged := cloneMetadata(cur.Metadata)
+		if merged == nil {
+			merged = map[string]any{}
+		}
+		for k, v := range in.Metadata {
+			if v == nil {
+				delete(merged, k)
+			} else {
+				merged[k] = v
+			}
+		}
+		if err := validateMetadata("metadata", merged); err != nil {
+			return nil, err
+		}
+		next.Metadata = merged
+	}
+	if err := c.principal.canWrite(next.Type, next.Visibility); err != nil {
+		return nil, err
+	}
+	next.Version = cur.Version + 1
+	next.UpdatedAt = c.now()
+	var chunks []ChunkInput
+	if rechunk {
+		chunks = c.chunksFor(next.Content)
+		next.EnrichmentStatus = StagePending
+		next.EnrichmentAttempts = 0
+		next.EnrichmentError = ""
+	}
+	if err := c.store.UpdateEntity(ctx, c.ws, next, cur.Version, chunks); err != nil {
+		return nil, fmt.Errorf("update: %w", err)
+	}
+	if rechunk {
+		c.wake()
+	}
+	return next, nil
+}
+
+// Delete archives an entity (a soft delete; purging is an admin act). It is
+// idempotent: deleting an archived entity succeeds.
+func (c *Client) Delete(ctx context.Context, id uuid.UUID) (*Entity, error) {
+	if err := c.principal.need(ScopeDelete, "delete"); err != nil {
+		return nil, err
+	}
+	// Delete names no version: retry a few times if a concurrent writer
+	// wins the race.
+	for attempt := 0; ; attempt++ {
+		cur, err := c.get(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("delete: %w", err)
+		}
+		if cur.Status == StatusArchived {
+			return cur, nil
+		}
+		next := cur.Clone()
+		next.Status = StatusArchived
+		next.Version = cur.Version + 1
+		next.UpdatedAt = c.now()
+		err = c.store.UpdateEntity(ctx, c.ws, next, cur.Version, nil)
+		if err == nil {
+			return next, nil
+		}
+		if !errors.Is(err, ErrConflict) || attempt >= 4 {
+			return nil, fmt.Errorf("delete: %w", err)
+		}
+	}
+}
+
+// BulkResult is the outcome of one id in a bulk operation.
+type BulkResult struct {
+	ID    string `json:"id"`
+	Error error  `json:"-"`
+}
+
+// BulkArchive archives up to MaxBulkIDs entities, reporting each id's
+// outcome; one failure does not stop the others.
+func (c *Client) BulkArchive(ctx context.Context, ids []string) ([]BulkResult, error) {
+	if err := c.principal.need(ScopeDelete, "bulk archive"); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, invalid("ids", "must list at least one id")
+	}
+	if len(ids) > MaxBulkIDs {
+		return nil, invalid("ids", "has %d ids; the maximum is %d", len(ids), MaxBulkIDs)
+	}
+	out := make([]BulkResult, len(ids))
+	for i, s := range ids {
+		out[i].ID = s
+		id, err := ParseID(fmt.Sprintf("ids[%d]", i), s)
+		if err != nil {
+			out[i].Error = err
+			continue
+		}
+		if _, err := c.Delete(ctx, id); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			out[i].Error = err
+		}
+	}
+	return out, nil
+}
+
+// ListOptions filters and pages List.
+type ListOptions struct {
+	Types           []EntityType
+	Statuses        []Status
+	Visibilities    []Visibility
+	Owner           string
+	Tags            []string // every tag must be present
+	MemoryRole      MemoryRole
+	IncludeArchived bool
+	// Limit defaults to DefaultListLimit and may not exceed MaxListLimit.
+	Limit  int
+	Offset int
+}
+
+// ListPage is one page of entities.
+type ListPage struct {
+	Items  []*Entity `json:"items"`
+	Total  int       `json:"total"`
+	Limit  int       `json:"limit"`
+	Offset int       `json:"offset"`
+}
+
+// filter validates the filter fields shared by List and Search.
+func buildFilter(types []EntityType, statuses []Status, vis []Visibility, owner string, tags []string, role MemoryRole, archived bool) (EntityFilter, error) {
+	f := EntityFilter{Owner: owner, MemoryRole: role, IncludeArchived: archived}
+	for i, t := range types {
+		if err := validateType(fmt.Sprintf("type[%d]", i), t); err != nil {
+			if len(types) == 1 {
+				return f, validateType("type", t)
+			}
+			return f, err
+		}
+	}
+	for i, s := range statuses {
+		if err := validateStatus(fmt.Sprintf("status[%d]", i), s); err != nil {
+			if len(statuses) == 1 {
+				return f, validateStatus("status", s)
+			}
+			return f, err
+		}
+	}
+	for i, v := range vis {
+		if err := validateVisibility(fmt.Sprintf("visibility[%d]", i), v); err != nil {
+			if len(vis) == 1 {
+				return f, validateVisibility("visibility", v)
+			}
+			return f, err
+		}
+	}
+	if err := validateShort("owner", owner, MaxOwnerLen); err != nil {
+		return f, err
+	}
+	if role != "" && !role.Valid() {
+		return f, invalid("memory_role", "%q is not one of durable_memory, session_context", truncate(string(role), 40))
+	}
+	nt, err := normalizeTags("tags", tags)
+	if err != nil {
+		return f, err
+	}
+	f.Types, f.Statuses, f.Visibilities, f.Tags = types, statuses, vis, nt
+	if len(f.Tags) == 0 {
+		f.Tags = nil
+	}
+	return f, nil
+}
+
+// List returns entities matching opts, newest first, with the total count.
+func (c *Client) List(ctx context.Context, opts ListOptions) (*ListPage, error) {
+	if err := c.principal.need(ScopeRead, "list"); err != nil {
+		return nil, err
+	}
+	if opts.Limit < 0 || opts.Limit > MaxListLimit {
+		return nil, invalid("limit", "must be between 1 and %d", MaxListLimit)
+	}
+	if opts.Limit == 0 {
+		opts.Limit = DefaultListLimit
+	}
+	if opts.Offset < 0 || opts.Offset > 1_000_000 {
+		return nil, invalid("offset", "must be between 0 and 1000000")
+	}
+	f, err := buildFilter(opts.Types, opts.Statuses, opts.Visibilities, opts.Owner, opts.Tags, opts.MemoryRole, opts.IncludeArchived)
+	if err != nil {
+		return nil, err
+	}
+	page := &ListPage{Items: []*Entity{}, Limit: opts.Limit, Offset: opts.Offset}
+	f, ok := c.principal.restrict(f)
+	if !ok {
+		return page, nil
+	}
+	items, total, err := c.store.ListEntities(ctx, c.ws, f, opts.Limit, opts.Offset)
+	if err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	if items != nil {
+		page.Items = items
+	}
+	page.Total = total
+	return page, nil
+}
+
+// QueueStatus reports the enrichment queue; failureLimit (0..100) also
+// returns that many recent failures with their messages.
+func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus, error) {
+	if err := c.principal.need(ScopeRead, "queue"); err != nil {
+		return QueueStatus{}, err
+	}
+	if failureLimit < 0 || failureLimit > 100 {
+		return QueueStatus{}, invalid("failure_limit", "must be between 1 and 100")
+	}
+	st, err := c.store.QueueStats(ctx, c.ws, c.cfg.Worker.MaxAttempts, failureLimit)
+	if err != nil {
+		return st, fmt.Errorf("queue status: %w", err)
+	}
+	return st, nil
+}
+

@@ -1,0 +1,213 @@
+// Package fusion holds the pure ranking rules of hybrid search: merging the
+// vector and keyword candidate lists, the eligibility gate, reciprocal-rank
+// fusion, the recency multiplier and the tie-breaks. Every backend feeds it
+// the same two ranked lists, so every backend ranks identically.
+package fusion
+
+import (
+	"bytes"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// K is the reciprocal-rank-fusion constant.
+const K = 60
+
+// HalfLife is the recency multiplier's half-life.
+const HalfLife = 30 * 24 * time.Hour
+
+// Candidate is one chunk seen by either branch.
+type Candidate struct {
+	ChunkID  uuid.UUID
+	EntityID uuid.UUID
+	Content  string
+	// VectorRank and KeywordRank are 1-based positions in each branch's
+	// ranked list; 0 means the branch did not return the chunk.
+	VectorRank  int
+	KeywordRank int
+	// Similarity is the raw cosine similarity, nil when unknown (no
+	// embedding yet, or the vector branch was unavailable).
+	Similarity *float64
+	// Matched is how many distinct retained query terms the chunk matches.
+	Matched int
+	// UpdatedAt is the entity's last update, for recency.
+	UpdatedAt time.Time
+}
+
+// Params are the knobs of one search.
+type Params struct {
+	Threshold float64 // cosine floor, 0..1
+	Terms     int     // number of retained distinct keyword terms
+	// RecencyWeight in 0..1 blends the 30-day half-life multiplier in:
+	// adjusted = score × (1 − w + w × 0.5^(age/30d)). 0 disables recency.
+	RecencyWeight float64
+	Now           time.Time
+}
+
+// Result is a fused, entity-level result.
+type Result struct {
+	Candidate
+	Score    float64 // relative RRF score
+	Adjusted float64 // Score with the recency multiplier applied (== Score when off)
+}
+
+// RequiredMatches is how many of n retained terms a chunk must match to be
+// eligible by keywords alone: half, rounded up; a single term must match.
+func RequiredMatches(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return (n + 1) / 2
+}
+
+// Eligible reports whether c passes the gate: similarity at or above the
+// threshold, or keyword coverage of at least RequiredMatches(p.Terms).
+func Eligible(c Candidate, p Params) bool {
+	if c.Similarity != nil && *c.Similarity >= p.Threshold {
+		return true
+	}
+	if p.Terms > 0 && c.KeywordRank > 0 && c.Matched >= RequiredMatches(p.Terms) {
+		return true
+	}
+	return false
+}
+
+// RRF is the reciprocal-rank-fusion score of one candidate; a missing
+// branch contributes 0.
+func RRF(vectorRank, keywordRank int) float64 {
+	var s float64
+	if vectorRank > 0 {
+		s += 1 / float64(K+vectorRank)
+	}
+	if keywordRank > 0 {
+		s += 1 / float64(K+keywordRank)
+	}
+	return s
+}
+
+// Recency is the multiplier for an entity last updated at t.
+func Recency(t, now time.Time, weight float64) float64 {
+	if weight <= 0 {
+		return 1
+	}
+	if weight > 1 {
+		weight = 1
+	}
+	age := now.Sub(t)
+	if age < 0 {
+		age = 0
+	}
+	decay := math.Exp2(-float64(age) / float64(HalfLife))
+	return 1 - weight + weight*decay
+}
+
+// Fuse gates, scores and orders candidates and deduplicates them to one
+// result per entity (its best chunk). Ordering: adjusted score descending,
+// then lower keyword rank, then lower vector rank (a missing rank sorts
+// after any present one), then entity id, then chunk id.
+func Fuse(cands []Candidate, p Params) []Result {
+	best := make(map[uuid.UUID]int, len(cands))
+	out := make([]Result, 0, len(cands))
+	for _, c := range cands {
+		if !Eligible(c, p) {
+			continue
+		}
+		s := RRF(c.VectorRank, c.KeywordRank)
+		r := Result{Candidate: c, Score: s, Adjusted: s * Recency(c.UpdatedAt, p.Now, p.RecencyWeight)}
+		if i, ok := best[c.EntityID]; ok {
+			if less(r, out[i]) {
+				out[i] = r
+			}
+			continue
+		}
+		best[c.EntityID] = len(out)
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return less(out[i], out[j]) })
+	return out
+}
+
+// less orders a before b.
+func less(a, b Result) bool {
+	if a.Adjusted != b.Adjusted {
+		return a.Adjusted > b.Adjusted
+	}
+	if ka, kb := rankKey(a.KeywordRank), rankKey(b.KeywordRank); ka != kb {
+		return ka < kb
+	}
+	if va, vb := rankKey(a.VectorRank), rankKey(b.VectorRank); va != vb {
+		return va < vb
+	}
+	if c := bytes.Compare(a.EntityID[:], b.EntityID[:]); c != 0 {
+		return c < 0
+	}
+	return bytes.Compare(a.ChunkID[:], b.ChunkID[:]) < 0
+}
+
+func rankKey(r int) int {
+	if r <= 0 {
+		return math.MaxInt
+	}
+	return r
+}
+
+// VectorItem is one entry of the vector branch's list, nearest first.
+type VectorItem struct {
+	ChunkID, EntityID uuid.UUID
+	Content           string
+	Similarity        float64
+	Matched           int
+	UpdatedAt         time.Time
+}
+
+// KeywordItem is one entry of the keyword pool.
+type KeywordItem struct {
+	ChunkID, EntityID uuid.UUID
+	Content           string
+	Rank              float64 // lexical rank, higher is better
+	Matched           int
+	Similarity        *float64
+	UpdatedAt         time.Time
+}
+
+// Merge ranks both lists and joins them by chunk. The vector list must be
+// ordered nearest first (ties broken by the caller); the keyword pool is
+// ordered here by rank descending, then chunk id.
+func Merge(vec []VectorItem, kw []KeywordItem) []Candidate {
+	kw = append([]KeywordItem(nil), kw...)
+	sort.SliceStable(kw, func(i, j int) bool {
+		if kw[i].Rank != kw[j].Rank {
+			return kw[i].Rank > kw[j].Rank
+		}
+		return bytes.Compare(kw[i].ChunkID[:], kw[j].ChunkID[:]) < 0
+	})
+	idx := make(map[uuid.UUID]int, len(vec)+len(kw))
+	out := make([]Candidate, 0, len(vec)+len(kw))
+	for i, v := range vec {
+		if _, dup := idx[v.ChunkID]; dup {
+			continue
+		}
+		sim := v.Similarity
+		idx[v.ChunkID] = len(out)
+		out = append(out, Candidate{ChunkID: v.ChunkID, EntityID: v.EntityID, Content: v.Content,
+			VectorRank: i + 1, Similarity: &sim, Matched: v.Matched, UpdatedAt: v.UpdatedAt})
+	}
+	for i, k := range kw {
+		if j, ok := idx[k.ChunkID]; ok {
+			if out[j].KeywordRank == 0 {
+				out[j].KeywordRank = i + 1
+			}
+			if k.Matched > out[j].Matched {
+				out[j].Matched = k.Matched
+			}
+			continue
+		}
+		idx[k.ChunkID] = len(out)
+		out = append(out, Candidate{ChunkID: k.ChunkID, EntityID: k.EntityID, Content: k.Content,
+			KeywordRank: i + 1, Similarity: k.Similarity, Matched: k.Matched, UpdatedAt: k.UpdatedAt})
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# pgtest.sh — install and start a throwaway PostgreSQL 15 + pgvector cluster on loopback for tests.
+#
+#   scripts/pgtest.sh install   install server, dev headers and pgvector (built from Debian's source package)
+#   scripts/pgtest.sh start     initialise (if needed) and start the cluster; prints the DSN on stdout
+#   scripts/pgtest.sh stop      stop the cluster
+#   scripts/pgtest.sh dsn       print the DSN
+#
+# Environment: PGTEST_DIR (default /tmp/postgram-pgtest), PGTEST_PORT (default 55432).
+# The cluster trusts local connections and listens only on 127.0.0.1; it is for tests, never for data.
+set -euo pipefail
+
+PGVER=15
+PGBIN=/usr/lib/postgresql/$PGVER/bin
+DIR=${PGTEST_DIR:-/tmp/postgram-pgtest}
+PORT=${PGTEST_PORT:-55432}
+DSN="postgres://postgres@127.0.0.1:$PORT/postgres?sslmode=disable"
+
+log() { echo "pgtest: $*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install() {
+  export DEBIAN_FRONTEND=noninteractive
+  local need=()
+  for p in postgresql-$PGVER postgresql-server-dev-$PGVER build-essential dpkg-dev; do
+    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+  done
+  if [ ${#need[@]} -gt 0 ]; then
+    log "installing ${need[*]}"
+    as_root apt-get update -qq >&2
+    as_root apt-get install -y -qq "${need[@]}" >&2
+  fi
+  if [ -f /usr/share/postgresql/$PGVER/extension/vector.control ]; then
+    log "pgvector already installed"
+    return
+  fi
+  # Debian bookworm has no pgvector binary for 15; build it from trixie's source package.
+  local src=/etc/apt/sources.list.d/postgram-trixie-src.sources
+  if [ ! -f "$src" ]; then
+    as_root tee "$src" >/dev/null <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  fi
+  as_root apt-get update -qq >&2
+  local build
+  build=$(mktemp -d)
+  (cd "$build" && apt-get source -qq pgvector >&2)
+  local d
+  d=$(find "$build" -maxdepth 1 -mindepth 1 -type d -name 'pgvector-*' | head -n1)
+  [ -n "$d" ] || { log "apt-get source pgvector produced no source tree"; exit 1; }
+  log "building $(basename "$d")"
+  make -C "$d" -s PG_CONFIG=$PGBIN/pg_config >&2
+  as_root make -C "$d" -s PG_CONFIG=$PGBIN/pg_config install >&2
+  rm -rf "$build"
+}
+
+run_pg() {
+  # initdb and postgres refuse to run as root; use the postgres system user then.
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start() {
+  if [ ! -f "$DIR/PG_VERSION" ]; then
+    mkdir -p "$DIR"
+    [ "$(id -u)" = 0 ] && chown postgres:postgres "$DIR"
+    run_pg "$PGBIN/initdb" -D "$DIR" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
+    cat >>"$DIR/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $PORT
+unix_socket_directories = '$DIR'
+max_connections = 300
+shared_buffers = 512MB
+work_mem = 16MB
+maintenance_work_mem = 512MB
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_wal_size = 4GB
+logging_collector = off
+CONF
+  fi
+  if ! run_pg "$PGBIN/pg_ctl" -D "$DIR" status >/dev/null 2>&1; then
+    run_pg "$PGBIN/pg_ctl" -D "$DIR" -l "$DIR/server.log" -w -t 60 start >&2
+  fi
+  psql "$DSN" -qAtc "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+  echo "$DSN"
+}
+
+stop() {
+  [ -f "$DIR/PG_VERSION" ] && run_pg "$PGBIN/pg_ctl" -D "$DIR" -m fast stop >&2
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  dsn) echo "$DSN" ;;
+  *) echo "usage: $0 install|start|stop|dsn" >&2; exit 2 ;;
+esac

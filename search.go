@@ -1,0 +1,421 @@
+package postgram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram/internal/fusion"
+	"github.com/postgram-go/postgram/internal/query"
+)
+
+// KeywordPoolSize is the most chunks the keyword branch ranks.
+const KeywordPoolSize = 200
+
+// MaxQueryBytes bounds a search query.
+const MaxQueryBytes = 32 << 10
+
+// SearchRequest is a hybrid search. Zero values take defaults.
+type SearchRequest struct {
+	Query           string       `json:"query"`
+	Types           []EntityType `json:"types,omitempty"`
+	Tags            []string     `json:"tags,omitempty"` // every tag must be present
+	Visibilities    []Visibility `json:"visibilities,omitempty"`
+	Owner           string       `json:"owner,omitempty"`
+	MemoryRole      MemoryRole   `json:"memory_role,omitempty"`
+	IncludeArchived bool         `json:"include_archived,omitempty"`
+	// Limit is the number of results (default SearchConfig.DefaultLimit,
+	// at most SearchConfig.MaxLimit).
+	Limit int `json:"limit,omitempty"`
+	// Threshold is the cosine floor (0..1) for candidates that do not cover
+	// enough query terms. Nil takes SearchConfig.DefaultThreshold.
+	Threshold *float64 `json:"threshold,omitempty"`
+	// RecencyWeight (0..1) blends a 30-day half-life into the ordering.
+	RecencyWeight float64 `json:"recency_weight,omitempty"`
+	// ExpandGraph adds each result's 1-hop neighbours.
+	ExpandGraph bool `json:"expand_graph,omitempty"`
+	// IncludeContent returns full entity content (default true); false
+	// returns only the matched chunk.
+	IncludeContent *bool `json:"include_content,omitempty"`
+	// Strategy selects the vector plan (default auto).
+	Strategy Strategy `json:"strategy,omitempty"`
+}
+
+// SearchResponse is a ranked answer.
+type SearchResponse struct {
+	Results []SearchResult `json:"results"`
+	// Degraded names the branches that could not run, with the reason.
+	Degraded []Degradation `json:"degraded,omitempty"`
+	Stats    SearchStats   `json:"stats"`
+}
+
+// Degradation explains a missing branch.
+type Degradation struct {
+	Component string `json:"component"` // "vector"
+	Reason    string `json:"reason"`
+}
+
+// SearchStats describes how a search ran.
+type SearchStats struct {
+	Terms            []string             `json:"terms"`             // retained keyword terms
+	DroppedStopwords int                  `json:"dropped_stopwords"` // stopword terms dropped
+	TruncatedTerms   int                  `json:"truncated_terms"`   // distinct terms beyond 24
+	KeywordPool      int                  `json:"keyword_pool"`      // chunks in the keyword pool
+	KeywordProbe     string               `json:"keyword_probe"`     // "and", "or", "per_term" or "none"
+	VectorCandidates int                  `json:"vector_candidates"` // chunks from the vector branch
+	VectorPlan       string               `json:"vector_plan"`       // "exact", "hnsw", "hnsw+exact" or "none"
+	QueryEmbedding   QueryEmbeddingSource `json:"query_embedding,omitempty"`
+}
+
+// SearchResult is one entity.
+type SearchResult struct {
+	// Entity is the matched entity; with IncludeContent false its Content
+	// is empty and ChunkContent holds the evidence.
+	Entity       *Entity `json:"entity"`
+	ChunkContent string  `json:"chunk_content"`
+	// Similarity is the raw cosine similarity of the matched chunk (nil
+	// when unknown).
+	Similarity *float64 `json:"similarity"`
+	// Score is the relative RRF score: an ordering value, not a
+	// probability. First in both branches scores 2/61 ≈ 0.03279.
+	Score float64 `json:"score"`
+	// RecencyScore is Score with the recency multiplier applied (equal to
+	// Score when recency is off); results are ordered by it.
+	RecencyScore float64      `json:"recency_score"`
+	VectorRank   int          `json:"vector_rank,omitempty"`
+	KeywordRank  int          `json:"keyword_rank,omitempty"`
+	Edges        *EdgeSummary `json:"edges,omitempty"`
+	Related      []Related    `json:"related,omitempty"`
+}
+
+// Related is a 1-hop neighbour of a result.
+type Related struct {
+	Entity    *Entity `json:"entity"`
+	Relation  string  `json:"relation"`
+	Direction string  `json:"direction"` // "outgoing" or "incoming"
+}
+
+// Search runs hybrid search (DESIGN.md §4): a vector branch over chunk
+// embeddings and a keyword branch over the chunks' full-text index, fused
+// with reciprocal-rank fusion. When the embedder is unavailable it answers
+// from keywords and says so in Degraded.
+func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse, error) {
+	if err := c.principal.need(ScopeRead, "search"); err != nil {
+		return nil, err
+	}
+	p, err := c.prepareSearch(req)
+	if err != nil {
+		return nil, err
+	}
+	resp := &SearchResponse{Results: []SearchResult{}, Stats: SearchStats{
+		Terms: p.terms.Terms, DroppedStopwords: p.terms.Dropped, TruncatedTerms: p.terms.Truncated,
+		KeywordProbe: "none", VectorPlan: "none",
+	}}
+	if resp.Stats.Terms == nil {
+		resp.Stats.Terms = []string{}
+	}
+	f, ok := c.principal.restrict(p.filter)
+	if !ok {
+		return resp, nil
+	}
+	p.filter = f
+
+	// Vector branch: embed the whole query (through the caches).
+	var qvec []float32
+	switch {
+	case c.embedder == nil:
+		resp.Degraded = append(resp.Degraded, Degradation{"vector", "no embedding provider is configured"})
+	default:
+		v, src, err := c.embedQuery(ctx, req.Query)
+		resp.Stats.QueryEmbedding = src
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			c.log.Warn("search: query embedding failed; answering from keywords", "err", err)
+			resp.Degraded = append(resp.Degraded, Degradation{"vector", "embedding provider failed: " + err.Error()})
+		} else {
+			qvec = v
+		}
+	}
+
+	var (
+		wg                sync.WaitGroup
+		vres              VectorResult
+		verr, kerr        error
+		kwHits            []KeywordHit
+		kwProbe           string
+		vectorCandidateNo = min(KeywordPoolSize, max(c.cfg.Search.VectorCandidates, 5*p.limit))
+	)
+	if qvec != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vres, verr = c.store.VectorSearch(ctx, c.ws, VectorQuery{
+				Filter: p.filter, ModelID: c.modelID, Vector: qvec, Limit: vectorCandidateNo,
+				Strategy: p.strategy, Terms: p.terms.Terms,
+			})
+		}()
+	}
+	if len(p.terms.Terms) > 0 {
+		kwHits, kwProbe, kerr = c.keywordPool(ctx, p.filter, p.terms.Terms, qvec)
+	}
+	wg.Wait()
+	if kerr != nil {
+		return nil, fmt.Errorf("search: keyword branch: %w", kerr)
+	}
+	if verr != nil {
+		return nil, fmt.Errorf("search: vector branch: %w", verr)
+	}
+	if kwProbe != "" {
+		resp.Stats.KeywordProbe = kwProbe
+	}
+	resp.Stats.KeywordPool = len(kwHits)
+	if qvec != nil {
+		resp.Stats.VectorPlan = vres.Plan
+		resp.Stats.VectorCandidates = len(vres.Hits)
+	}
+
+	vec := make([]fusion.VectorItem, len(vres.Hits))
+	for i, h := range vres.Hits {
+		vec[i] = fusion.VectorItem{ChunkID: h.ChunkID, EntityID: h.EntityID, Content: h.Content,
+			Similarity: h.Similarity, Matched: bits.OnesCount32(h.Matched), UpdatedAt: h.UpdatedAt}
+	}
+	kw := make([]fusion.KeywordItem, len(kwHits))
+	for i, h := range kwHits {
+		kw[i] = fusion.KeywordItem{ChunkID: h.ChunkID, EntityID: h.EntityID, Content: h.Content, Rank: h.Rank,
+			Matched: bits.OnesCount32(h.Matched), Similarity: h.Similarity, UpdatedAt: h.UpdatedAt}
+	}
+	fused := fusion.Fuse(fusion.Merge(vec, kw), fusion.Params{
+		Threshold: p.threshold, Terms: len(p.terms.Terms), RecencyWeight: req.RecencyWeight, Now: c.now(),
+	})
+	if len(fused) > p.limit {
+		fused = fused[:p.limit]
+	}
+	if len(fused) == 0 {
+		return resp, nil
+	}
+	if err := c.hydrate(ctx, resp, fused, p); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+type searchPlan struct {
+	terms          query.Terms
+	filter         EntityFilter
+	limit          int
+	threshold      float64
+	strategy       Strategy
+	includeContent bool
+	expand         bool
+}
+
+func (c *Client) prepareSearch(req SearchRequest) (searchPlan, error) {
+	var p searchPlan
+	if !utf8.ValidString(req.Query) {
+		return p, invalid("query", "must be valid UTF-8")
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return p, invalid("query", "must not be empty or only whitespace")
+	}
+	if len(req.Query) > MaxQueryBytes {
+		return p, invalid("query", "is %d bytes; the maximum is %d", len(req.Query), MaxQueryBytes)
+	}
+	switch {
+	case req.Limit == 0:
+		p.limit = c.cfg.Search.DefaultLimit
+	case req.Limit < 0 || req.Limit > c.cfg.Search.MaxLimit:
+		return p, invalid("limit", "must be between 1 and %d", c.cfg.Search.MaxLimit)
+	default:
+		p.limit = req.Limit
+	}
+	p.threshold = c.cfg.Search.DefaultThreshold
+	if req.Threshold != nil {
+		t := *req.Threshold
+		if !(t >= 0 && t <= 1) {
+			return p, invalid("threshold", "must be between 0 and 1")
+		}
+		p.threshold = t
+	}
+	if !(req.RecencyWeight >= 0 && req.RecencyWeight <= 1) {
+		return p, invalid("recency_weight", "must be between 0 and 1")
+	}
+	switch req.Strategy {
+	case "", StrategyAuto:
+		p.strategy = StrategyAuto
+	case StrategyExact, StrategyHNSW:
+		p.strategy = req.Strategy
+	default:
+		return p, invalid("strategy", "%q is not one of auto, exact, hnsw", truncate(string(req.Strategy), 40))
+	}
+	f, err := buildFilter(req.Types, nil, req.Visibilities, req.Owner, req.Tags, req.MemoryRole, req.IncludeArchived)
+	if err != nil {
+		return p, err
+	}
+	p.filter = f
+	p.terms = query.Parse(req.Query)
+	p.includeContent = req.IncludeContent == nil || *req.IncludeContent
+	p.expand = req.ExpandGraph
+	return p, nil
+}
+
+// keywordPool builds the keyword candidate pool (DESIGN.md §4): the full
+// conjunction first; if it fills the pool it is the pool. Otherwise an OR
+// probe capped at pool+1: a union that fits is the pool. Otherwise
+// per-term probes fill the pool after the conjunction hits, rarest and
+// compound terms first.
+func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string, vec []float32) ([]KeywordHit, string, error) {
+	probe := func(mode ProbeMode, term, limit int) ([]KeywordHit, error) {
+		return c.store.KeywordProbe(ctx, c.ws, KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term,
+			Limit: limit, Vector: vec, ModelID: c.modelID})
+	}
+	all, err := probe(ProbeAll, 0, KeywordPoolSize)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(all) >= KeywordPoolSize || len(terms) == 1 {
+		return all, "and", nil
+	}
+	union, err := probe(ProbeAny, 0, KeywordPoolSize+1)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(union) <= KeywordPoolSize {
+		return union, "or", nil
+	}
+	// Per-term fallback.
+	type termHits struct {
+		i        int
+		compound bool
+		hits     []KeywordHit
+	}
+	per := make([]termHits, len(terms))
+	var wg sync.WaitGroup
+	errs := make([]error, len(terms))
+	sem := make(chan struct{}, 4)
+	for i := range terms {
+		per[i] = termHits{i: i, compound: isCompound(terms[i])}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			per[i].hits, errs[i] = probe(ProbeTerm, i, KeywordPoolSize+1)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, "", err
+	}
+	slices.SortStableFunc(per, func(a, b termHits) int {
+		if a.compound != b.compound {
+			if a.compound {
+				return -1
+			}
+			return 1
+		}
+		return len(a.hits) - len(b.hits)
+	})
+	pool := make([]KeywordHit, 0, KeywordPoolSize)
+	seen := make(map[uuid.UUID]bool, KeywordPoolSize)
+	add := func(h KeywordHit) {
+		if len(pool) < KeywordPoolSize && !seen[h.ChunkID] {
+			seen[h.ChunkID] = true
+			pool = append(pool, h)
+		}
+	}
+	for _, h := range all {
+		add(h)
+	}
+	for _, t := range per {
+		for _, h := range t.hits {
+			add(h)
+		}
+	}
+	return pool, "per_term", nil
+}
+
+// isCompound reports whether a term joins several words (ABC-1234, e-mail,
+// foo.bar): such terms are specific, so the per-term fallback prefers them.
+func isCompound(term string) bool {
+	words, inWord := 0, false
+	for _, r := range term {
+		w := unicode.IsLetter(r) || unicode.IsDigit(r)
+		if w && !inWord {
+			words++
+		}
+		inWord = w
+	}
+	return words > 1
+}
+
+// hydrate loads the fused results' entities, edge summaries and (when
+// asked) neighbours into resp.
+func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusion.Result, p searchPlan) error {
+	ids := make([]uuid.UUID, len(fused))
+	for i, r := range fused {
+		ids[i] = r.EntityID
+	}
+	ents, err := c.store.GetEntities(ctx, c.ws, ids)
+	if err != nil {
+		return fmt.Errorf("search: load results: %w", err)
+	}
+	byID := make(map[uuid.UUID]*Entity, len(ents))
+	for _, e := range ents {
+		if c.principal.canSee(e) {
+			byID[e.ID] = e
+		}
+	}
+	edges, err := c.store.EdgeSummaries(ctx, c.ws, ids, p.filter)
+	if err != nil {
+		return fmt.Errorf("search: edge summaries: %w", err)
+	}
+	var related map[uuid.UUID][]Related
+	if p.expand {
+		ns, err := c.store.Neighbors(ctx, c.ws, ids, p.filter)
+		if err != nil {
+			return fmt.Errorf("search: expand graph: %w", err)
+		}
+		related = make(map[uuid.UUID][]Related)
+		for _, n := range ns {
+			if !c.principal.canSee(n.Entity) {
+				continue
+			}
+			if !p.includeContent {
+				n.Entity.Content = ""
+			}
+			related[n.SeedID] = append(related[n.SeedID], Related{Entity: n.Entity, Relation: n.Relation, Direction: n.Direction})
+		}
+	}
+	for _, r := range fused {
+		e, ok := byID[r.EntityID]
+		if !ok {
+			continue // deleted or hidden since the candidates were read
+		}
+		if !p.includeContent {
+			e.Content = ""
+		}
+		res := SearchResult{
+			Entity: e, ChunkContent: r.Content, Similarity: r.Similarity, Score: r.Score,
+			RecencyScore: r.Adjusted, VectorRank: r.VectorRank, KeywordRank: r.KeywordRank,
+		}
+		if s, ok := edges[r.EntityID]; ok && s.Count > 0 {
+			s := s
+			res.Edges = &s
+		}
+		if related != nil {
+			res.Related = related[r.EntityID]
+		}
+		resp.Results = append(resp.Results, res)
+	}
+	return nil
+}

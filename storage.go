@@ -1,0 +1,266 @@
+package postgram
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Storage is the seam between the library and a backend. Backends persist
+// and retrieve candidates; every rule (validation, access control, ranking,
+// fusion, retries) stays in the library. storage/storagetest holds the
+// conformance suite every implementation must pass.
+//
+// Every method takes the workspace and must never read or write a row of
+// another workspace. Entities returned are owned by the caller.
+type Storage interface {
+	// Name identifies the backend ("postgres", "sqlite") for logs and health.
+	Name() string
+	// Ping checks that the store is reachable.
+	Ping(ctx context.Context) error
+	// Close releases the store's resources.
+	Close() error
+
+	// EnsureModel makes m the active embedding model when none is active and
+	// returns the active model's id. It returns an error wrapping
+	// ErrModelMismatch when another model is active.
+	EnsureModel(ctx context.Context, m ModelInfo) (int64, error)
+	// ActiveModel returns the active model, or ok=false when none is set.
+	ActiveModel(ctx context.Context) (id int64, m ModelInfo, ok bool, err error)
+
+	// CreateEntity inserts e (ID, timestamps and version set by the caller)
+	// with its chunks in one transaction and signals pending work.
+	CreateEntity(ctx context.Context, ws string, e *Entity, chunks []ChunkInput) error
+	// GetEntity returns the entity or an error wrapping ErrNotFound.
+	GetEntity(ctx context.Context, ws string, id uuid.UUID) (*Entity, error)
+	// GetEntities returns the entities that exist among ids, in any order.
+	GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]*Entity, error)
+	// UpdateEntity replaces the stored entity e.ID with e when its stored
+	// version equals expectedVersion; e.Version is the new version. When
+	// chunks is non-nil the entity's chunks are replaced and its enrichment
+	// reset to pending in the same transaction. A stale version returns a
+	// *ConflictError with the current entity; a missing one ErrNotFound.
+	UpdateEntity(ctx context.Context, ws string, e *Entity, expectedVersion int64, chunks []ChunkInput) error
+	// ListEntities returns one page of entities matching f, newest first,
+	// and the total number matching.
+	ListEntities(ctx context.Context, ws string, f EntityFilter, limit, offset int) ([]*Entity, int, error)
+
+	// VectorSearch returns up to q.Limit chunks nearest to q.Vector among
+	// the entities f admits, nearest first.
+	VectorSearch(ctx context.Context, ws string, q VectorQuery) (VectorResult, error)
+	// KeywordProbe runs one probe of the keyword branch (see KeywordQuery).
+	KeywordProbe(ctx context.Context, ws string, q KeywordQuery) ([]KeywordHit, error)
+	// EdgeSummaries counts, per entity in ids, the edges whose other end f
+	// admits, by relation.
+	EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f EntityFilter) (map[uuid.UUID]EdgeSummary, error)
+	// Neighbors returns the 1-hop neighbours of ids that f admits.
+	Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f EntityFilter) ([]Neighbor, error)
+
+	// ClaimEmbedding leases up to max entities whose embedding is due
+	// (pending, or failed with attempts < maxAttempts and a passed retry
+	// time, and not leased), skipping rows another worker holds, and returns
+	// them with their chunks that lack an embedding for modelID.
+	ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]EmbedJob, error)
+	// CompleteEmbedding stores the vectors and marks each job's entity
+	// completed when its chunk generation is unchanged.
+	CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []EmbedResult) error
+	// FailEmbedding records err on each job's entity, increments attempts and
+	// schedules the next attempt at retryAt.
+	FailEmbedding(ctx context.Context, ws string, jobs []EmbedJob, errMsg string, retryAt time.Time) error
+	// QueueStats summarises the enrichment queue; failureLimit > 0 also
+	// returns the most recent failures.
+	QueueStats(ctx context.Context, ws string, maxAttempts, failureLimit int) (QueueStatus, error)
+
+	// GetQueryEmbedding returns a persisted query embedding and refreshes
+	// its last use.
+	GetQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte) ([]float32, bool, error)
+	// PutQueryEmbedding persists a query embedding.
+	PutQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte, vec []float32) error
+	// PruneQueryEmbeddings deletes rows unused since before olderThan and
+	// keeps at most maxPerClient rows per client (most recently used).
+	PruneQueryEmbeddings(ctx context.Context, ws string, olderThan time.Time, maxPerClient int) (int, error)
+}
+
+// WorkNotifier is implemented by stores that can tell a worker that another
+// process enqueued work (PostgreSQL LISTEN/NOTIFY). Listen blocks until ctx
+// ends, calling wake for every notification for ws.
+type WorkNotifier interface {
+	Listen(ctx context.Context, ws string, wake func()) error
+}
+
+// ChunkInput is one chunk to store with an entity.
+type ChunkInput struct {
+	ID      uuid.UUID
+	Index   int
+	Content string
+	Start   int // byte offset in the entity's content
+	End     int
+}
+
+// EntityFilter selects entities. The library builds it from the caller's
+// request and principal; empty slices mean "any".
+type EntityFilter struct {
+	Types        []EntityType
+	Statuses     []Status
+	Visibilities []Visibility
+	Owner        string
+	Tags         []string // every tag must be present
+	MemoryRole   MemoryRole
+	// IncludeArchived admits status archived; otherwise archived entities
+	// are excluded (unless Statuses names archived explicitly).
+	IncludeArchived bool
+	// ClientScoped hides session_context entities whose client_id differs
+	// from ClientID.
+	ClientScoped bool
+	ClientID     string
+	// UpdatedBefore/After bound updated_at when non-zero.
+	UpdatedBefore time.Time
+	UpdatedAfter  time.Time
+}
+
+// Strategy selects how the vector branch finds candidates.
+type Strategy string
+
+// Strategies.
+const (
+	StrategyAuto  Strategy = "auto"  // ANN for broad searches, exact for small filtered sets
+	StrategyExact Strategy = "exact" // exact cosine ranking
+	StrategyHNSW  Strategy = "hnsw"  // ANN index (falls back to exact when it cannot fill Limit)
+)
+
+// VectorQuery asks for the chunks nearest a query vector.
+type VectorQuery struct {
+	Filter   EntityFilter
+	ModelID  int64
+	Vector   []float32
+	Limit    int
+	Strategy Strategy
+	// Terms are the retained keyword terms; hits report which they match.
+	Terms []string
+}
+
+// VectorResult is a vector probe's answer.
+type VectorResult struct {
+	Hits []VectorHit
+	// Plan says how it was answered: "exact", "hnsw" or "hnsw+exact".
+	Plan string
+}
+
+// VectorHit is a chunk found by the vector branch.
+type VectorHit struct {
+	ChunkID    uuid.UUID
+	EntityID   uuid.UUID
+	Content    string
+	Similarity float64   // cosine similarity, 1 - cosine distance
+	Matched    uint32    // bit i set when the chunk matches Terms[i]
+	UpdatedAt  time.Time // the entity's updated_at, for recency
+}
+
+// ProbeMode selects a keyword probe.
+type ProbeMode int
+
+// Keyword probe modes.
+const (
+	ProbeAll  ProbeMode = iota // chunks matching every term
+	ProbeAny                   // chunks matching at least one term
+	ProbeTerm                  // chunks matching Terms[Term]
+)
+
+// KeywordQuery is one keyword probe. Each term's lexemes (PostgreSQL
+// "simple" parsing) are ANDed; the probe combines terms per Mode. Hits are
+// capped at Limit in unspecified order and carry their rank against the OR
+// of all Terms, the mask of matched terms and, when Vector is set, the
+// cosine similarity of the chunk's embedding for ModelID.
+type KeywordQuery struct {
+	Filter  EntityFilter
+	Terms   []string
+	Mode    ProbeMode
+	Term    int
+	Limit   int
+	Vector  []float32
+	ModelID int64
+	// Exclude lists chunks already in the pool, skipped by the probe.
+	Exclude []uuid.UUID
+}
+
+// KeywordHit is a chunk found by a keyword probe.
+type KeywordHit struct {
+	ChunkID    uuid.UUID
+	EntityID   uuid.UUID
+	Content    string
+	Rank       float64  // ts_rank_cd (or the backend's equivalent) against the OR query
+	Matched    uint32   // bit i set when the chunk matches Terms[i]
+	Similarity *float64  // nil when the chunk has no embedding or no Vector was given
+	UpdatedAt  time.Time // the entity's updated_at, for recency
+}
+
+// EdgeSummary counts an entity's visible edges.
+type EdgeSummary struct {
+	Count     int             `json:"count"`
+	Relations []RelationCount `json:"relations"`
+}
+
+// RelationCount is the number of edges with one relation.
+type RelationCount struct {
+	Relation string `json:"relation"`
+	Count    int    `json:"count"`
+}
+
+// Neighbor is an entity one edge away from a seed.
+type Neighbor struct {
+	SeedID    uuid.UUID
+	Entity    *Entity
+	Relation  string
+	Direction string // "outgoing" (seed is the source) or "incoming"
+}
+
+// EmbedJob is an entity leased for embedding.
+type EmbedJob struct {
+	EntityID   uuid.UUID
+	Generation int64 // chunk generation at claim time
+	Attempts   int
+	Chunks     []ChunkInput
+}
+
+// EmbedResult carries the vectors for one job.
+type EmbedResult struct {
+	EntityID   uuid.UUID
+	Generation int64
+	ChunkIDs   []uuid.UUID
+	Vectors    [][]float32
+}
+
+// QueueStatus summarises asynchronous work.
+type QueueStatus struct {
+	Embedding  EmbeddingQueue   `json:"embedding"`
+	Extraction *ExtractionQueue `json:"extraction"`
+	Failures   []QueueFailure   `json:"failures,omitempty"`
+}
+
+// EmbeddingQueue counts entities by embedding state.
+type EmbeddingQueue struct {
+	Pending           int      `json:"pending"`
+	Completed         int      `json:"completed"`
+	Failed            int      `json:"failed"`
+	RetryEligible     int      `json:"retry_eligible"`
+	OldestPendingSecs *float64 `json:"oldest_pending_secs"`
+}
+
+// ExtractionQueue counts entities by extraction state.
+type ExtractionQueue struct {
+	Pending   int `json:"pending"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Skipped   int `json:"skipped"`
+}
+
+// QueueFailure is a recent failure.
+type QueueFailure struct {
+	ID        uuid.UUID  `json:"id"`
+	Type      EntityType `json:"type"`
+	Kind      string     `json:"kind"` // "embedding" or "extraction"
+	Error     string     `json:"error"`
+	Path      string     `json:"path,omitempty"`
+	UpdatedAt time.Time  `json:"updated_at"`
+}

@@ -1,0 +1,304 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/postgram-go/postgram"
+)
+
+// entityCols is the column list scanEntity reads, for alias e.
+const entityCols = `e.id, e.type, e.content, e.visibility, e.owner, e.status, e.tags, e.source, e.metadata,
+	e.client_id, e.version, e.enrichment_status, e.enrichment_attempts, e.enrichment_error,
+	e.extraction_status, e.extraction_attempts, e.extraction_error, e.created_at, e.updated_at`
+
+func scanEntity(row pgx.Row, extra ...any) (*postgram.Entity, error) {
+	var e postgram.Entity
+	var meta []byte
+	dest := []any{&e.ID, &e.Type, &e.Content, &e.Visibility, &e.Owner, &e.Status, &e.Tags, &e.Source, &meta,
+		&e.ClientID, &e.Version, &e.EnrichmentStatus, &e.EnrichmentAttempts, &e.EnrichmentError,
+		&e.ExtractionStatus, &e.ExtractionAttempts, &e.ExtractionError, &e.CreatedAt, &e.UpdatedAt}
+	if err := row.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	if len(meta) > 0 {
+		if err := json.Unmarshal(meta, &e.Metadata); err != nil {
+			return nil, fmt.Errorf("decode metadata of %s: %w", e.ID, err)
+		}
+	}
+	if e.Metadata == nil {
+		e.Metadata = map[string]any{}
+	}
+	if e.Tags == nil {
+		e.Tags = []string{}
+	}
+	e.CreatedAt = e.CreatedAt.UTC()
+	e.UpdatedAt = e.UpdatedAt.UTC()
+	return &e, nil
+}
+
+func metadataJSON(m map[string]any) ([]byte, error) {
+	if m == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(m)
+}
+
+func tagsOrEmpty(t []string) []string {
+	if t == nil {
+		return []string{}
+	}
+	return t
+}
+
+// chunkArrays splits chunks into parallel arrays for unnest.
+func chunkArrays(chunks []postgram.ChunkInput) (ids []uuid.UUID, idx []int32, content []string, starts, ends []int32) {
+	for _, c := range chunks {
+		ids = append(ids, c.ID)
+		idx = append(idx, int32(c.Index))
+		content = append(content, c.Content)
+		starts = append(starts, int32(c.Start))
+		ends = append(ends, int32(c.End))
+	}
+	return
+}
+
+// CreateEntity implements postgram.Storage: one statement inserts the
+// entity and its chunks (and so the keyword index) and notifies workers at
+// commit.
+func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []postgram.ChunkInput) error {
+	meta, err := metadataJSON(e.Metadata)
+	if err != nil {
+		return fmt.Errorf("postgres: create entity: %w", err)
+	}
+	ids, idx, content, starts, ends := chunkArrays(chunks)
+	var queuedAt *time.Time
+	if e.EnrichmentStatus == postgram.StagePending {
+		queuedAt = &e.CreatedAt
+	}
+	_, err = s.pool.Exec(ctx, `
+		WITH ent AS (
+			INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source, metadata,
+				client_id, version, enrichment_status, enrichment_queued_at, extraction_status, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+			RETURNING id
+		), ch AS (
+			INSERT INTO chunks (workspace_id, id, entity_id, chunk_index, content, start_offset, end_offset)
+			SELECT $1, u.id, (SELECT id FROM ent), u.idx, u.content, u.s, u.e
+			FROM unnest($18::uuid[], $19::int[], $20::text[], $21::int[], $22::int[]) AS u(id, idx, content, s, e)
+		)
+		SELECT CASE WHEN $13 = 'pending' THEN pg_notify($23, $1) END`,
+		ws, e.ID, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags), e.Source, meta,
+		e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, e.CreatedAt, e.UpdatedAt,
+		ids, idx, content, starts, ends, s.cfg.NotifyChannel)
+	if err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("postgres: create entity %s: %w: id already exists", e.ID, postgram.ErrConflict)
+		}
+		return fmt.Errorf("postgres: create entity: %w", mapErr(err))
+	}
+	return nil
+}
+
+// GetEntity implements postgram.Storage.
+func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*postgram.Entity, error) {
+	e, err := scanEntity(s.pool.QueryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = $2", ws, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("entity %s: %w", id, postgram.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get entity: %w", mapErr(err))
+	}
+	return e, nil
+}
+
+// GetEntities implements postgram.Storage.
+func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]*postgram.Entity, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = ANY($2)", ws, ids)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get entities: %w", mapErr(err))
+	}
+	defer rows.Close()
+	out := make([]*postgram.Entity, 0, len(ids))
+	for rows.Next() {
+		e, err := scanEntity(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: get entities: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: get entities: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// UpdateEntity implements postgram.Storage.
+func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput) error {
+	meta, err := metadataJSON(e.Metadata)
+	if err != nil {
+		return fmt.Errorf("postgres: update entity: %w", err)
+	}
+	rechunk := chunks != nil
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			UPDATE entities SET type = $4, content = $5, visibility = $6, owner = $7, status = $8, tags = $9,
+				source = $10, metadata = $11, version = $12, updated_at = $13, extraction_status = $14,
+				chunk_generation = chunk_generation + CASE WHEN $15 THEN 1 ELSE 0 END,
+				enrichment_status = CASE WHEN $15 THEN $16 ELSE enrichment_status END,
+				enrichment_attempts = CASE WHEN $15 THEN 0 ELSE enrichment_attempts END,
+				enrichment_error = CASE WHEN $15 THEN '' ELSE enrichment_error END,
+				enrichment_queued_at = CASE WHEN $15 THEN $13 ELSE enrichment_queued_at END,
+				enrichment_retry_at = CASE WHEN $15 THEN NULL ELSE enrichment_retry_at END,
+				enrichment_leased_until = CASE WHEN $15 THEN NULL ELSE enrichment_leased_until END
+			WHERE workspace_id = $1 AND id = $2 AND version = $3`,
+			ws, e.ID, expected, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags),
+			e.Source, meta, e.Version, e.UpdatedAt, e.ExtractionStatus, rechunk, e.EnrichmentStatus)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			cur, err := scanEntity(tx.QueryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = $2", ws, e.ID))
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("entity %s: %w", e.ID, postgram.ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+			return &postgram.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
+		}
+		if !rechunk {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM chunks WHERE workspace_id = $1 AND entity_id = $2", ws, e.ID); err != nil {
+			return err
+		}
+		ids, idx, content, starts, ends := chunkArrays(chunks)
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO chunks (workspace_id, id, entity_id, chunk_index, content, start_offset, end_offset)
+			SELECT $1, u.id, $2, u.idx, u.content, u.s, u.e
+			FROM unnest($3::uuid[], $4::int[], $5::text[], $6::int[], $7::int[]) AS u(id, idx, content, s, e)`,
+			ws, e.ID, ids, idx, content, starts, ends); err != nil {
+			return err
+		}
+		if e.EnrichmentStatus == postgram.StagePending {
+			if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, ws); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var ce *postgram.ConflictError
+		if errors.As(err, &ce) || errors.Is(err, postgram.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("postgres: update entity: %w", mapErr(err))
+	}
+	return nil
+}
+
+// filterSQL renders f as a SQL condition over alias e, appending its
+// arguments to args. It never interpolates values.
+func filterSQL(f postgram.EntityFilter, args *[]any) string {
+	var b strings.Builder
+	b.WriteString("TRUE")
+	arg := func(v any) string {
+		*args = append(*args, v)
+		return "$" + strconv.Itoa(len(*args))
+	}
+	if len(f.Types) > 0 {
+		fmt.Fprintf(&b, " AND e.type = ANY(%s::text[])", arg(toStrings(f.Types)))
+	}
+	if len(f.Statuses) > 0 {
+		fmt.Fprintf(&b, " AND e.status = ANY(%s::text[])", arg(toStrings(f.Statuses)))
+	}
+	if !f.IncludeArchived && !containsArchived(f.Statuses) {
+		b.WriteString(" AND e.status <> 'archived'")
+	}
+	if len(f.Visibilities) > 0 {
+		fmt.Fprintf(&b, " AND e.visibility = ANY(%s::text[])", arg(toStrings(f.Visibilities)))
+	}
+	if f.Owner != "" {
+		fmt.Fprintf(&b, " AND e.owner = %s", arg(f.Owner))
+	}
+	if len(f.Tags) > 0 {
+		fmt.Fprintf(&b, " AND e.tags @> %s::text[]", arg(f.Tags))
+	}
+	if f.MemoryRole != "" {
+		fmt.Fprintf(&b, " AND e.memory_role = %s", arg(string(f.MemoryRole)))
+	}
+	if f.ClientScoped {
+		fmt.Fprintf(&b, " AND (e.memory_role IS DISTINCT FROM 'session_context' OR e.client_id = %s)", arg(f.ClientID))
+	}
+	if !f.UpdatedBefore.IsZero() {
+		fmt.Fprintf(&b, " AND e.updated_at < %s", arg(f.UpdatedBefore))
+	}
+	if !f.UpdatedAfter.IsZero() {
+		fmt.Fprintf(&b, " AND e.updated_at > %s", arg(f.UpdatedAfter))
+	}
+	return b.String()
+}
+
+func containsArchived(ss []postgram.Status) bool {
+	for _, s := range ss {
+		if s == postgram.StatusArchived {
+			return true
+		}
+	}
+	return false
+}
+
+func toStrings[T ~string](in []T) []string {
+	out := make([]string, len(in))
+	for i, v := range in {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// ListEntities implements postgram.Storage.
+func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFilter, limit, offset int) ([]*postgram.Entity, int, error) {
+	args := []any{ws}
+	where := filterSQL(f, &args)
+	args = append(args, limit, offset)
+	q := fmt.Sprintf(`SELECT %s, count(*) OVER () FROM entities e WHERE e.workspace_id = $1 AND %s
+		ORDER BY e.created_at DESC, e.id DESC LIMIT $%d OFFSET $%d`, entityCols, where, len(args)-1, len(args))
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("postgres: list entities: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []*postgram.Entity
+	total := 0
+	for rows.Next() {
+		e, err := scanEntity(rows, &total)
+		if err != nil {
+			return nil, 0, fmt.Errorf("postgres: list entities: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("postgres: list entities: %w", mapErr(err))
+	}
+	if len(out) == 0 && offset > 0 {
+		// Past the end: the window count saw no row; count separately.
+		cargs := []any{ws}
+		cwhere := filterSQL(f, &cargs)
+		if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM entities e WHERE e.workspace_id = $1 AND "+cwhere, cargs...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("postgres: count entities: %w", mapErr(err))
+		}
+	}
+	return out, total, nil
+}

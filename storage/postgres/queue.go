@@ -1,0 +1,220 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/postgram-go/postgram"
+)
+
+// ClaimEmbedding implements postgram.Storage. Rows are leased with
+// FOR UPDATE SKIP LOCKED, so concurrent workers in any number of processes
+// never claim the same entity; a lease that expires (a crashed worker)
+// makes the entity claimable again.
+func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]postgram.EmbedJob, error) {
+	rows, err := s.pool.Query(ctx, `
+		UPDATE entities e SET enrichment_leased_until = now() + make_interval(secs => $4)
+		FROM (
+			SELECT workspace_id, id FROM entities
+			WHERE workspace_id = $1
+			  AND (enrichment_status = 'pending' OR (enrichment_status = 'failed' AND enrichment_attempts < $3))
+			  AND (enrichment_retry_at IS NULL OR enrichment_retry_at <= now())
+			  AND (enrichment_leased_until IS NULL OR enrichment_leased_until < now())
+			ORDER BY enrichment_queued_at NULLS FIRST, id
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED
+		) q
+		WHERE e.workspace_id = q.workspace_id AND e.id = q.id
+		RETURNING e.id, e.chunk_generation, e.enrichment_attempts`,
+		ws, max, maxAttempts, lease.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: claim embedding work: %w", mapErr(err))
+	}
+	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.EmbedJob, error) {
+		var j postgram.EmbedJob
+		err := r.Scan(&j.EntityID, &j.Generation, &j.Attempts)
+		return j, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: claim embedding work: %w", mapErr(err))
+	}
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	ids := make([]uuid.UUID, len(jobs))
+	byID := make(map[uuid.UUID]int, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.EntityID
+		byID[j.EntityID] = i
+	}
+	crows, err := s.pool.Query(ctx, `SELECT entity_id, id, chunk_index, content, start_offset, end_offset FROM chunks
+		WHERE workspace_id = $1 AND entity_id = ANY($2) AND (embedding IS NULL OR model_id IS DISTINCT FROM $3)
+		ORDER BY entity_id, chunk_index`, ws, ids, modelID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: load chunks to embed: %w", mapErr(err))
+	}
+	defer crows.Close()
+	for crows.Next() {
+		var eid uuid.UUID
+		var c postgram.ChunkInput
+		if err := crows.Scan(&eid, &c.ID, &c.Index, &c.Content, &c.Start, &c.End); err != nil {
+			return nil, fmt.Errorf("postgres: load chunks to embed: %w", err)
+		}
+		if i, ok := byID[eid]; ok {
+			jobs[i].Chunks = append(jobs[i].Chunks, c)
+		}
+	}
+	if err := crows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: load chunks to embed: %w", mapErr(err))
+	}
+	return jobs, nil
+}
+
+// CompleteEmbedding implements postgram.Storage.
+func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []postgram.EmbedResult) error {
+	if len(done) == 0 {
+		return nil
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, r := range done {
+			for i, id := range r.ChunkIDs {
+				b.Queue(`UPDATE chunks SET embedding = $4, model_id = $3 WHERE workspace_id = $1 AND id = $2`,
+					ws, id, modelID, pgvector.NewVector(r.Vectors[i]))
+			}
+			b.Queue(`UPDATE entities SET enrichment_status = 'completed', enrichment_error = '', enrichment_retry_at = NULL,
+				enrichment_leased_until = NULL, enrichment_queued_at = NULL
+				WHERE workspace_id = $1 AND id = $2 AND chunk_generation = $3`, ws, r.EntityID, r.Generation)
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: complete embedding: %w", mapErr(err))
+	}
+	return nil
+}
+
+// FailEmbedding implements postgram.Storage.
+func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []postgram.EmbedJob, errMsg string, retryAt time.Time) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ids := make([]uuid.UUID, len(jobs))
+	gens := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i], gens[i] = j.EntityID, j.Generation
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE entities e SET enrichment_status = 'failed', enrichment_attempts = e.enrichment_attempts + 1,
+			enrichment_error = $4, enrichment_retry_at = $5, enrichment_leased_until = NULL
+		FROM unnest($2::uuid[], $3::bigint[]) AS u(id, gen)
+		WHERE e.workspace_id = $1 AND e.id = u.id AND e.chunk_generation = u.gen`, ws, ids, gens, errMsg, retryAt)
+	if err != nil {
+		return fmt.Errorf("postgres: record embedding failure: %w", mapErr(err))
+	}
+	return nil
+}
+
+// QueueStats implements postgram.Storage.
+func (s *Store) QueueStats(ctx context.Context, ws string, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
+	var st postgram.QueueStatus
+	var ex postgram.ExtractionQueue
+	err := s.pool.QueryRow(ctx, `SELECT
+			count(*) FILTER (WHERE enrichment_status = 'pending'),
+			count(*) FILTER (WHERE enrichment_status = 'completed'),
+			count(*) FILTER (WHERE enrichment_status = 'failed'),
+			count(*) FILTER (WHERE enrichment_status = 'failed' AND enrichment_attempts < $2),
+			extract(epoch FROM now() - min(enrichment_queued_at) FILTER (WHERE enrichment_status = 'pending'))::float8,
+			count(*) FILTER (WHERE extraction_status = 'pending'),
+			count(*) FILTER (WHERE extraction_status = 'completed'),
+			count(*) FILTER (WHERE extraction_status = 'failed'),
+			count(*) FILTER (WHERE extraction_status = 'skipped')
+		FROM entities WHERE workspace_id = $1`, ws, maxAttempts).
+		Scan(&st.Embedding.Pending, &st.Embedding.Completed, &st.Embedding.Failed, &st.Embedding.RetryEligible,
+			&st.Embedding.OldestPendingSecs, &ex.Pending, &ex.Completed, &ex.Failed, &ex.Skipped)
+	if err != nil {
+		return st, fmt.Errorf("postgres: queue stats: %w", mapErr(err))
+	}
+	st.Extraction = &ex
+	if failureLimit <= 0 {
+		return st, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, type, kind, error, path, updated_at FROM (
+			SELECT id, type, 'embedding' AS kind, enrichment_error AS error, metadata ->> 'path' AS path, updated_at
+			FROM entities WHERE workspace_id = $1 AND enrichment_status = 'failed'
+			UNION ALL
+			SELECT id, type, 'extraction', extraction_error, metadata ->> 'path', updated_at
+			FROM entities WHERE workspace_id = $1 AND extraction_status = 'failed'
+		) f ORDER BY updated_at DESC, id LIMIT $2`, ws, failureLimit)
+	if err != nil {
+		return st, fmt.Errorf("postgres: queue failures: %w", mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f postgram.QueueFailure
+		var path *string
+		if err := rows.Scan(&f.ID, &f.Type, &f.Kind, &f.Error, &path, &f.UpdatedAt); err != nil {
+			return st, fmt.Errorf("postgres: queue failures: %w", err)
+		}
+		if path != nil {
+			f.Path = *path
+		}
+		f.UpdatedAt = f.UpdatedAt.UTC()
+		st.Failures = append(st.Failures, f)
+	}
+	return st, rows.Err()
+}
+
+// GetQueryEmbedding implements postgram.Storage. A hit refreshes
+// last_used_at at most once an hour, so hot queries do not write per read.
+func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte) ([]float32, bool, error) {
+	var v pgvector.Vector
+	err := s.pool.QueryRow(ctx, `WITH hit AS (
+			SELECT embedding FROM query_embeddings
+			WHERE workspace_id = $1 AND client_id = $2 AND model_id = $3 AND key = $4
+		), touch AS (
+			UPDATE query_embeddings SET last_used_at = now()
+			WHERE workspace_id = $1 AND client_id = $2 AND model_id = $3 AND key = $4
+			  AND last_used_at < now() - interval '1 hour'
+		)
+		SELECT embedding FROM hit`, ws, clientID, modelID, key).Scan(&v)
+	if err == pgx.ErrNoRows {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("postgres: query embedding cache: %w", mapErr(err))
+	}
+	return v.Slice(), true, nil
+}
+
+// PutQueryEmbedding implements postgram.Storage.
+func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte, vec []float32) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO query_embeddings (workspace_id, client_id, model_id, key, embedding)
+		VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (workspace_id, client_id, model_id, key) DO UPDATE SET embedding = EXCLUDED.embedding, last_used_at = now()`,
+		ws, clientID, modelID, key, pgvector.NewVector(vec))
+	if err != nil {
+		return fmt.Errorf("postgres: store query embedding: %w", mapErr(err))
+	}
+	return nil
+}
+
+// PruneQueryEmbeddings implements postgram.Storage.
+func (s *Store) PruneQueryEmbeddings(ctx context.Context, ws string, olderThan time.Time, maxPerClient int) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM query_embeddings q USING (
+			SELECT workspace_id, client_id, model_id, key,
+				last_used_at < $2 AS stale,
+				row_number() OVER (PARTITION BY client_id ORDER BY last_used_at DESC) AS rn
+			FROM query_embeddings WHERE workspace_id = $1
+		) d
+		WHERE q.workspace_id = d.workspace_id AND q.client_id = d.client_id AND q.model_id = d.model_id AND q.key = d.key
+		  AND (d.stale OR d.rn > $3)`, ws, olderThan, maxPerClient)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: prune query embeddings: %w", mapErr(err))
+	}
+	return int(tag.RowsAffected()), nil
+}

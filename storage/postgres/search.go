@@ -1,0 +1,347 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/postgram-go/postgram"
+)
+
+// sqlArgs accumulates positional arguments.
+type sqlArgs []any
+
+func (a *sqlArgs) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// termQueries renders one tsquery per term as scalar subqueries, which
+// PostgreSQL evaluates once per statement (InitPlans), so they can drive the
+// GIN index and are not re-parsed per row.
+func termQueries(terms []string, args *sqlArgs) []string {
+	qs := make([]string, len(terms))
+	for i, t := range terms {
+		qs[i] = "plainto_tsquery('simple', " + args.add(t) + ")"
+	}
+	return qs
+}
+
+func joinQueries(qs []string, op string) string {
+	if len(qs) == 0 {
+		return "''::tsquery"
+	}
+	return "(SELECT " + strings.Join(qs, " "+op+" ") + ")"
+}
+
+// maskSQL computes the bitmask of matched terms for tsvector column col.
+func maskSQL(col string, qs []string) string {
+	if len(qs) == 0 {
+		return "0"
+	}
+	parts := make([]string, len(qs))
+	for i, q := range qs {
+		parts[i] = fmt.Sprintf("(CASE WHEN %s @@ (SELECT %s) THEN %d ELSE 0 END)", col, q, 1<<i)
+	}
+	return strings.Join(parts, " + ")
+}
+
+const chunkJoin = `chunks c JOIN entities e ON e.workspace_id = c.workspace_id AND e.id = c.entity_id`
+
+// VectorSearch implements postgram.Storage.
+func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQuery) (postgram.VectorResult, error) {
+	if len(q.Terms) > 32 {
+		return postgram.VectorResult{}, fmt.Errorf("postgres: vector search: %d terms exceed the 32-term mask", len(q.Terms))
+	}
+	m, err := s.model(ctx, q.ModelID)
+	if err != nil {
+		return postgram.VectorResult{}, err
+	}
+	if len(q.Vector) != m.Dimensions {
+		return postgram.VectorResult{}, fmt.Errorf("postgres: vector search: query has %d dimensions, model %s has %d: %w",
+			len(q.Vector), m.Name, m.Dimensions, postgram.ErrInvalidArgument)
+	}
+	strategy := q.Strategy
+	if m.Dimensions > maxIndexedDims {
+		strategy = postgram.StrategyExact
+	}
+	if strategy == "" || strategy == postgram.StrategyAuto {
+		n, err := s.countCandidates(ctx, ws, q, s.cfg.ExactThreshold+1)
+		if err != nil {
+			return postgram.VectorResult{}, err
+		}
+		if n <= s.cfg.ExactThreshold {
+			strategy = postgram.StrategyExact
+		} else {
+			strategy = postgram.StrategyHNSW
+		}
+	}
+	if strategy == postgram.StrategyExact {
+		hits, err := s.vectorQuery(ctx, ws, q, m.Dimensions, false)
+		return postgram.VectorResult{Hits: hits, Plan: "exact"}, err
+	}
+	hits, err := s.vectorQuery(ctx, ws, q, m.Dimensions, true)
+	if err != nil {
+		return postgram.VectorResult{}, err
+	}
+	if len(hits) >= q.Limit {
+		return postgram.VectorResult{Hits: hits, Plan: "hnsw"}, nil
+	}
+	// The ANN scan could not fill its target (a narrow filter, or
+	// max_scan_tuples reached): rank exactly rather than return fewer
+	// results than exist.
+	hits, err = s.vectorQuery(ctx, ws, q, m.Dimensions, false)
+	return postgram.VectorResult{Hits: hits, Plan: "hnsw+exact"}, err
+}
+
+func (s *Store) countCandidates(ctx context.Context, ws string, q postgram.VectorQuery, cap int) (int, error) {
+	args := sqlArgs{ws}
+	where := filterSQL(q.Filter, (*[]any)(&args))
+	sql := fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s WHERE c.workspace_id = $1 AND c.model_id = %d AND %s LIMIT %d) x`,
+		chunkJoin, q.ModelID, where, cap)
+	var n int
+	if err := s.pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres: count vector candidates: %w", mapErr(err))
+	}
+	return n, nil
+}
+
+// vectorSQL builds the vector query. With ann the ORDER BY matches the
+// model's HNSW expression index (iterative scan, relaxed order, re-sorted
+// outside); without it the order is an expression no index provides, so
+// PostgreSQL ranks every filtered chunk exactly.
+func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool) (string, sqlArgs) {
+	args := sqlArgs{ws}
+	vec := args.add(pgvector.NewVector(q.Vector))
+	where := filterSQL(q.Filter, (*[]any)(&args))
+	qs := termQueries(q.Terms, &args)
+	dist := fmt.Sprintf("(c.embedding::vector(%d) <=> %s::vector(%d))", dims, vec, dims)
+	order := dist
+	if !ann {
+		order = "(1 - " + dist + ") DESC, c.id"
+	}
+	sql := fmt.Sprintf(`SELECT r.id, r.entity_id, r.content, 1 - r.dist, r.updated_at, %s FROM (
+		SELECT c.id, c.entity_id, c.content, c.tsv, e.updated_at, %s AS dist
+		FROM %s
+		WHERE c.workspace_id = $1 AND c.model_id = %d AND c.embedding IS NOT NULL AND %s
+		ORDER BY %s LIMIT %d
+	) r ORDER BY r.dist, r.id`, maskSQL("r.tsv", qs), dist, chunkJoin, q.ModelID, where, order, q.Limit)
+	return sql, args
+}
+
+func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQuery, dims int, ann bool) ([]postgram.VectorHit, error) {
+	sql, args := s.vectorSQL(ws, q, dims, ann)
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: vector search: %w", mapErr(err))
+	}
+	defer rows.Close()
+	hits := make([]postgram.VectorHit, 0, q.Limit)
+	for rows.Next() {
+		var h postgram.VectorHit
+		var mask int64
+		var updated time.Time
+		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &updated, &mask); err != nil {
+			return nil, fmt.Errorf("postgres: vector search: %w", err)
+		}
+		h.Matched = uint32(mask)
+		h.UpdatedAt = updated.UTC()
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: vector search: %w", mapErr(err))
+	}
+	return hits, nil
+}
+
+// ExplainVector returns EXPLAIN (ANALYZE, BUFFERS) output for the vector
+// query q would run with the given plan ("exact" or "hnsw"). For benchmarks
+// and operators.
+func (s *Store) ExplainVector(ctx context.Context, ws string, q postgram.VectorQuery, plan string) (string, error) {
+	m, err := s.model(ctx, q.ModelID)
+	if err != nil {
+		return "", err
+	}
+	sql, args := s.vectorSQL(ws, q, m.Dimensions, plan == "hnsw")
+	return s.explain(ctx, sql, args)
+}
+
+// ExplainKeyword returns EXPLAIN (ANALYZE, BUFFERS) output for a keyword probe.
+func (s *Store) ExplainKeyword(ctx context.Context, ws string, q postgram.KeywordQuery) (string, error) {
+	sql, args, err := s.keywordSQL(ctx, ws, q)
+	if err != nil {
+		return "", err
+	}
+	return s.explain(ctx, sql, args)
+}
+
+func (s *Store) explain(ctx context.Context, sql string, args sqlArgs) (string, error) {
+	rows, err := s.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+sql, args...)
+	if err != nil {
+		return "", mapErr(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", err
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String(), rows.Err()
+}
+
+func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQuery) (string, sqlArgs, error) {
+	if len(q.Terms) == 0 || len(q.Terms) > 32 {
+		return "", nil, fmt.Errorf("postgres: keyword probe: need 1 to 32 terms, got %d", len(q.Terms))
+	}
+	args := sqlArgs{ws}
+	where := filterSQL(q.Filter, (*[]any)(&args))
+	qs := termQueries(q.Terms, &args)
+	orq := joinQueries(qs, "||")
+	var match string
+	switch q.Mode {
+	case postgram.ProbeAll:
+		match = "c.tsv @@ " + joinQueries(qs, "&&")
+	case postgram.ProbeAny:
+		match = "c.tsv @@ " + orq
+	case postgram.ProbeTerm:
+		if q.Term < 0 || q.Term >= len(qs) {
+			return "", nil, fmt.Errorf("postgres: keyword probe: term %d out of range", q.Term)
+		}
+		match = "c.tsv @@ (SELECT " + qs[q.Term] + ")"
+	default:
+		return "", nil, fmt.Errorf("postgres: keyword probe: unknown mode %d", q.Mode)
+	}
+	sim := "NULL::float8"
+	if len(q.Vector) > 0 {
+		m, err := s.model(ctx, q.ModelID)
+		if err != nil {
+			return "", nil, err
+		}
+		if len(q.Vector) == m.Dimensions {
+			v := args.add(pgvector.NewVector(q.Vector))
+			sim = fmt.Sprintf("CASE WHEN c.model_id = %d AND c.embedding IS NOT NULL THEN 1 - (c.embedding::vector(%d) <=> %s::vector(%d)) END",
+				q.ModelID, m.Dimensions, v, m.Dimensions)
+		}
+	}
+	excl := ""
+	if len(q.Exclude) > 0 {
+		excl = " AND NOT (c.id = ANY(" + args.add(q.Exclude) + "::uuid[]))"
+	}
+	sql := fmt.Sprintf(`SELECT c.id, c.entity_id, c.content, e.updated_at, ts_rank_cd(c.tsv, %s), %s, %s
+		FROM %s
+		WHERE c.workspace_id = $1 AND %s AND %s%s
+		LIMIT %d`, orq, maskSQL("c.tsv", qs), sim, chunkJoin, match, where, excl, q.Limit)
+	return sql, args, nil
+}
+
+// KeywordProbe implements postgram.Storage.
+func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQuery) ([]postgram.KeywordHit, error) {
+	sql, args, err := s.keywordSQL(ctx, ws, q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: keyword probe: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var hits []postgram.KeywordHit
+	for rows.Next() {
+		var h postgram.KeywordHit
+		var mask int64
+		var rank float32
+		var updated time.Time
+		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &updated, &rank, &mask, &h.Similarity); err != nil {
+			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
+		}
+		h.Rank = float64(rank)
+		h.Matched = uint32(mask)
+		h.UpdatedAt = updated.UTC()
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: keyword probe: %w", mapErr(err))
+	}
+	return hits, nil
+}
+
+// EdgeSummaries implements postgram.Storage.
+func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f postgram.EntityFilter) (map[uuid.UUID]postgram.EdgeSummary, error) {
+	out := make(map[uuid.UUID]postgram.EdgeSummary, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := sqlArgs{ws, ids}
+	where := filterSQL(f, (*[]any)(&args))
+	rows, err := s.pool.Query(ctx, `SELECT x.id, x.relation, count(*) FROM (
+			SELECT ed.source_id AS id, ed.relation, ed.target_id AS other FROM edges ed WHERE ed.workspace_id = $1 AND ed.source_id = ANY($2)
+			UNION ALL
+			SELECT ed.target_id, ed.relation, ed.source_id FROM edges ed WHERE ed.workspace_id = $1 AND ed.target_id = ANY($2)
+		) x JOIN entities e ON e.workspace_id = $1 AND e.id = x.other
+		WHERE `+where+`
+		GROUP BY x.id, x.relation ORDER BY x.id, count(*) DESC, x.relation`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: edge summaries: %w", mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var rc postgram.RelationCount
+		if err := rows.Scan(&id, &rc.Relation, &rc.Count); err != nil {
+			return nil, fmt.Errorf("postgres: edge summaries: %w", err)
+		}
+		sum := out[id]
+		sum.Count += rc.Count
+		sum.Relations = append(sum.Relations, rc)
+		out[id] = sum
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: edge summaries: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// Neighbors implements postgram.Storage.
+func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f postgram.EntityFilter) ([]postgram.Neighbor, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := sqlArgs{ws, ids}
+	where := filterSQL(f, (*[]any)(&args))
+	rows, err := s.pool.Query(ctx, `SELECT `+entityCols+`, x.seed, x.relation, x.direction FROM (
+			SELECT ed.source_id AS seed, ed.target_id AS other, ed.relation, 'outgoing' AS direction FROM edges ed
+				WHERE ed.workspace_id = $1 AND ed.source_id = ANY($2)
+			UNION ALL
+			SELECT ed.target_id, ed.source_id, ed.relation, 'incoming' FROM edges ed
+				WHERE ed.workspace_id = $1 AND ed.target_id = ANY($2)
+		) x JOIN entities e ON e.workspace_id = $1 AND e.id = x.other
+		WHERE `+where+`
+		ORDER BY x.seed, x.relation, e.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: neighbors: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []postgram.Neighbor
+	for rows.Next() {
+		var n postgram.Neighbor
+		e, err := scanEntity(rows, &n.SeedID, &n.Relation, &n.Direction)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: neighbors: %w", err)
+		}
+		n.Entity = e
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: neighbors: %w", mapErr(err))
+	}
+	return out, nil
+}

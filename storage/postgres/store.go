@@ -1,0 +1,391 @@
+// Package postgres is the PostgreSQL + pgvector backend of Postgram: the
+// shared, production store. It implements postgram.Storage over a pgx/v5
+// pool.
+//
+//	st, err := postgres.Open(ctx, postgres.Config{URL: dsn})
+//	if err != nil { ... }
+//	defer st.Close()
+//	if err := st.Migrate(ctx); err != nil { ... }
+//	client, err := postgram.New(ctx, postgram.Config{Store: st, Embedder: e})
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/tern/v2/migrate"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/migrations"
+)
+
+// Config configures the store. Zero values take the documented defaults.
+type Config struct {
+	// URL is a PostgreSQL connection string (DATABASE_URL). Required unless
+	// a pool is passed to New.
+	URL string
+	// MaxConns bounds the pool. Default: pgx's default (4 or the number of CPUs).
+	MaxConns int32
+	// NotifyChannel is the LISTEN/NOTIFY channel that wakes enrichment
+	// workers in every process. Default "postgram_work".
+	NotifyChannel string
+	// EfSearch is hnsw.ef_search for ANN scans. Default 100.
+	EfSearch int
+	// MaxScanTuples is hnsw.max_scan_tuples for iterative scans. Default 20000.
+	MaxScanTuples int
+	// ExactThreshold: with StrategyAuto, searches whose filtered candidate
+	// set has at most this many chunks rank exactly. Default 1000.
+	ExactThreshold int
+	// HNSWM and HNSWEfConstruction parameterise new HNSW indexes. Defaults 16 and 64.
+	HNSWM, HNSWEfConstruction int
+	// Logger receives operational messages. Default: discard.
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.NotifyChannel == "" {
+		c.NotifyChannel = "postgram_work"
+	}
+	if c.EfSearch <= 0 {
+		c.EfSearch = 100
+	}
+	if c.MaxScanTuples <= 0 {
+		c.MaxScanTuples = 20000
+	}
+	if c.ExactThreshold <= 0 {
+		c.ExactThreshold = 1000
+	}
+	if c.HNSWM <= 0 {
+		c.HNSWM = 16
+	}
+	if c.HNSWEfConstruction <= 0 {
+		c.HNSWEfConstruction = 64
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Store is the PostgreSQL backend.
+type Store struct {
+	pool    *pgxpool.Pool
+	ownPool bool
+	cfg     Config
+	log     *slog.Logger
+
+	mu     sync.RWMutex
+	models map[int64]postgram.ModelInfo // by id
+}
+
+var _ postgram.Storage = (*Store)(nil)
+var _ postgram.WorkNotifier = (*Store)(nil)
+
+// maxIndexedDims is pgvector's limit for HNSW on the vector type.
+const maxIndexedDims = 2000
+
+// Open connects to cfg.URL and checks the server.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg.defaults()
+	if cfg.URL == "" {
+		return nil, fmt.Errorf("postgres: %w", &postgram.FieldError{Field: "database_url", Message: "must be set"})
+	}
+	pc, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		// pgx's message may echo the password; do not wrap it verbatim.
+		return nil, fmt.Errorf("postgres: %w", &postgram.FieldError{Field: "database_url", Message: "is not a valid PostgreSQL connection string"})
+	}
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = cfg.MaxConns
+	}
+	efSearch, maxScan := cfg.EfSearch, cfg.MaxScanTuples
+	pc.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		// The vector type exists once migrations ran; before that there is
+		// nothing to register.
+		var ok bool
+		if err := conn.QueryRow(ctx, "SELECT to_regtype('vector') IS NOT NULL").Scan(&ok); err != nil {
+			return err
+		}
+		if ok {
+			if err := pgxvec.RegisterTypes(ctx, conn); err != nil {
+				return err
+			}
+		}
+		_, err := conn.Exec(ctx, fmt.Sprintf("SET hnsw.ef_search = %d; SET hnsw.iterative_scan = relaxed_order; SET hnsw.max_scan_tuples = %d", efSearch, maxScan))
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect: %w", postgram.ErrUnavailable)
+	}
+	s := newStore(pool, cfg)
+	s.ownPool = true
+	if err := s.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// New wraps an existing pool; the caller keeps ownership of it. The pool's
+// connections must have pgvector's types registered (pgvector-go's
+// pgx.RegisterTypes in AfterConnect) once the schema exists.
+func New(pool *pgxpool.Pool, cfg Config) *Store {
+	cfg.defaults()
+	return newStore(pool, cfg)
+}
+
+func newStore(pool *pgxpool.Pool, cfg Config) *Store {
+	return &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}}
+}
+
+// Pool exposes the underlying pool (for admin tools).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Name implements postgram.Storage.
+func (s *Store) Name() string { return "postgres" }
+
+// Ping implements postgram.Storage.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", postgram.ErrUnavailable)
+	}
+	return nil
+}
+
+// Close implements postgram.Storage.
+func (s *Store) Close() error {
+	if s.ownPool {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// versionTable records applied migrations.
+const versionTable = "postgram_schema_version"
+
+// Migrate applies the embedded migrations that have not run yet. It is
+// idempotent and safe to run from several processes at once: tern holds a
+// PostgreSQL advisory lock while it works.
+func (s *Store) Migrate(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: acquire connection: %w", postgram.ErrUnavailable)
+	}
+	defer conn.Release()
+	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	if err := m.LoadMigrations(migrations.FS); err != nil {
+		return fmt.Errorf("postgres: migrate: load: %w", err)
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	// Connections opened before the vector extension existed lack its
+	// types; drop them so every connection registers them afresh.
+	s.pool.Reset()
+	return nil
+}
+
+// SchemaVersion returns the applied and the latest available migration
+// versions.
+func (s *Store) SchemaVersion(ctx context.Context) (current, latest int32, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("postgres: acquire connection: %w", postgram.ErrUnavailable)
+	}
+	defer conn.Release()
+	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := m.LoadMigrations(migrations.FS); err != nil {
+		return 0, 0, err
+	}
+	cur, err := m.GetCurrentVersion(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	return cur, int32(len(m.Migrations)), nil
+}
+
+// EnsureModel implements postgram.Storage.
+func (s *Store) EnsureModel(ctx context.Context, want postgram.ModelInfo) (int64, error) {
+	if want.Dimensions <= 0 || want.Name == "" {
+		return 0, &postgram.FieldError{Field: "embedding_model", Message: "needs a name and positive dimensions"}
+	}
+	var id int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('postgram_embedding_models'))"); err != nil {
+			return err
+		}
+		var cur postgram.ModelInfo
+		err := tx.QueryRow(ctx, "SELECT id, provider, name, dimensions FROM embedding_models WHERE is_active").
+			Scan(&id, &cur.Provider, &cur.Name, &cur.Dimensions)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			err = tx.QueryRow(ctx, `INSERT INTO embedding_models (provider, name, dimensions, is_active)
+				VALUES ($1, $2, $3, true)
+				ON CONFLICT (provider, name, dimensions) DO UPDATE SET is_active = true
+				RETURNING id`, want.Provider, want.Name, want.Dimensions).Scan(&id)
+			if err != nil {
+				return err
+			}
+			return s.createVectorIndex(ctx, tx, id, want.Dimensions)
+		case err != nil:
+			return err
+		}
+		if cur != want {
+			return fmt.Errorf("%w: the store's active embedding model is %s/%s (%d dimensions) but the configured embedder is %s/%s (%d dimensions); "+
+				"configure EMBEDDING_PROVIDER, EMBEDDING_MODEL and EMBEDDING_DIMENSIONS to match the store, or switch the store with "+
+				"`pgm-admin embeddings migrate --provider %s --model %s --dimensions %d --yes` (re-embeds every chunk)",
+				postgram.ErrModelMismatch, cur.Provider, cur.Name, cur.Dimensions, want.Provider, want.Name, want.Dimensions,
+				want.Provider, want.Name, want.Dimensions)
+		}
+		return s.createVectorIndex(ctx, tx, id, want.Dimensions)
+	})
+	if err != nil {
+		if errors.Is(err, postgram.ErrModelMismatch) {
+			return 0, err
+		}
+		return 0, fmt.Errorf("postgres: ensure embedding model: %w", mapErr(err))
+	}
+	s.mu.Lock()
+	s.models[id] = want
+	s.mu.Unlock()
+	return id, nil
+}
+
+// createVectorIndex builds the HNSW cosine index for one model's chunks: an
+// expression index on embedding::vector(dims), partial on model_id.
+func (s *Store) createVectorIndex(ctx context.Context, tx pgx.Tx, id int64, dims int) error {
+	if dims > maxIndexedDims {
+		s.log.Warn("embedding dimensions exceed pgvector's HNSW limit; vector search will rank exactly",
+			"dimensions", dims, "limit", maxIndexedDims)
+		return nil
+	}
+	_, err := tx.Exec(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw_m%d ON chunks
+		USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WITH (m = %d, ef_construction = %d)
+		WHERE model_id = %d`, id, dims, s.cfg.HNSWM, s.cfg.HNSWEfConstruction, id))
+	return err
+}
+
+// ActiveModel implements postgram.Storage.
+func (s *Store) ActiveModel(ctx context.Context) (int64, postgram.ModelInfo, bool, error) {
+	var id int64
+	var m postgram.ModelInfo
+	err := s.pool.QueryRow(ctx, "SELECT id, provider, name, dimensions FROM embedding_models WHERE is_active").
+		Scan(&id, &m.Provider, &m.Name, &m.Dimensions)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, m, false, nil
+	}
+	if err != nil {
+		return 0, m, false, fmt.Errorf("postgres: active model: %w", mapErr(err))
+	}
+	s.mu.Lock()
+	s.models[id] = m
+	s.mu.Unlock()
+	return id, m, true, nil
+}
+
+// model returns a known model's info, loading it when needed.
+func (s *Store) model(ctx context.Context, id int64) (postgram.ModelInfo, error) {
+	s.mu.RLock()
+	m, ok := s.models[id]
+	s.mu.RUnlock()
+	if ok {
+		return m, nil
+	}
+	err := s.pool.QueryRow(ctx, "SELECT provider, name, dimensions FROM embedding_models WHERE id = $1", id).
+		Scan(&m.Provider, &m.Name, &m.Dimensions)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, fmt.Errorf("postgres: embedding model %d: %w", id, postgram.ErrNotFound)
+	}
+	if err != nil {
+		return m, fmt.Errorf("postgres: embedding model %d: %w", id, mapErr(err))
+	}
+	s.mu.Lock()
+	s.models[id] = m
+	s.mu.Unlock()
+	return m, nil
+}
+
+// Listen implements postgram.WorkNotifier with LISTEN/NOTIFY. It holds one
+// connection outside the pool and reconnects after failures.
+func (s *Store) Listen(ctx context.Context, ws string, wake func()) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := s.listenOnce(ctx, ws, wake)
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.log.Warn("work notification listener lost its connection; reconnecting", "err", err, "in", backoff)
+		// Work may have arrived while we were not listening.
+		wake()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		if backoff < 10*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+func (s *Store) listenOnce(ctx context.Context, ws string, wake func()) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.cfg.NotifyChannel}.Sanitize()); err != nil {
+		return err
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if n.Payload == ws {
+			wake()
+		}
+	}
+}
+
+// mapErr classifies driver errors into the library's sentinels.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code[:2] {
+		case "08", "53", "57": // connection, resources, operator intervention
+			return fmt.Errorf("%w: %s", postgram.ErrUnavailable, pgErr.Message)
+		case "22", "23": // data exception, integrity violation
+			return fmt.Errorf("%w: %s", postgram.ErrInvalidArgument, pgErr.Message)
+		}
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return fmt.Errorf("%w: %v", postgram.ErrUnavailable, err)
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%w: cannot connect to PostgreSQL", postgram.ErrUnavailable)
+	}
+	return err
+}

@@ -1,0 +1,284 @@
+package postgram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// EnrichStats counts the work one EnrichPending call did.
+type EnrichStats struct {
+	Entities int `json:"entities"` // entities embedded
+	Chunks   int `json:"chunks"`   // chunks embedded
+	Failed   int `json:"failed"`   // entities whose attempt failed
+	Calls    int `json:"calls"`    // provider calls
+}
+
+func (s *EnrichStats) add(o EnrichStats) {
+	s.Entities += o.Entities
+	s.Chunks += o.Chunks
+	s.Failed += o.Failed
+	s.Calls += o.Calls
+}
+
+var errNoEmbedder = fmt.Errorf("no embedding provider is configured: %w", ErrUnavailable)
+
+// EnrichPending processes the embedding queue synchronously until no due
+// work remains (failures waiting for their retry time are left for later)
+// and reports what it did. For tests, CLIs and embedded use without Start.
+func (c *Client) EnrichPending(ctx context.Context) (EnrichStats, error) {
+	var total EnrichStats
+	if c.embedder == nil {
+		return total, errNoEmbedder
+	}
+	for {
+		st, n, err := c.enrichOnce(ctx)
+		total.add(st)
+		if err != nil {
+			return total, err
+		}
+		if n == 0 {
+			return total, nil
+		}
+	}
+}
+
+// enrichOnce claims one batch of entities, embeds their chunks in as few
+// provider calls as the batch size allows and records the outcome. It
+// returns how many entities it claimed.
+func (c *core) enrichOnce(ctx context.Context) (EnrichStats, int, error) {
+	var st EnrichStats
+	w := c.cfg.Worker
+	jobs, err := c.store.ClaimEmbedding(ctx, c.ws, c.modelID, w.ClaimBatch, w.MaxAttempts, w.Lease)
+	if err != nil {
+		return st, 0, fmt.Errorf("claim embedding work: %w", err)
+	}
+	if len(jobs) == 0 {
+		return st, 0, nil
+	}
+	batch := w.EmbedBatch
+	if mb, ok := c.embedder.(MaxBatcher); ok && mb.MaxBatch() > 0 && mb.MaxBatch() < batch {
+		batch = mb.MaxBatch()
+	}
+	type ref struct{ job, chunk int }
+	var refs []ref
+	var texts []string
+	vecs := make([][][]float32, len(jobs))
+	for i, j := range jobs {
+		vecs[i] = make([][]float32, len(j.Chunks))
+		for k, ch := range j.Chunks {
+			refs = append(refs, ref{i, k})
+			texts = append(texts, ch.Content)
+		}
+	}
+	failed := make([]error, len(jobs))
+	dims := c.embedder.Model().Dimensions
+	for start := 0; start < len(texts); start += batch {
+		end := min(start+batch, len(texts))
+		out, err := c.embedder.EmbedBatch(ctx, texts[start:end])
+		st.Calls++
+		if err == nil && len(out) != end-start {
+			err = fmt.Errorf("%w: provider returned %d vectors for %d inputs", ErrEmbeddingFailed, len(out), end-start)
+		}
+		if err == nil {
+			for _, v := range out {
+				if len(v) != dims {
+					err = fmt.Errorf("%w: provider returned a %d-dimension vector; the model has %d", ErrEmbeddingFailed, len(v), dims)
+					break
+				}
+			}
+		}
+		c.noteEmbed(err)
+		if err != nil && ctx.Err() != nil {
+			// Shutting down: leave the lease to expire rather than count an
+			// attempt against the entities.
+			return st, len(jobs), ctx.Err()
+		}
+		for k := start; k < end; k++ {
+			r := refs[k]
+			if err != nil {
+				if failed[r.job] == nil {
+					failed[r.job] = err
+				}
+				continue
+			}
+			vecs[r.job][r.chunk] = out[k-start]
+		}
+	}
+	var done []EmbedResult
+	var bad []EmbedJob
+	var badErr error
+	for i, j := range jobs {
+		if failed[i] != nil {
+			bad = append(bad, j)
+			badErr = failed[i]
+			continue
+		}
+		r := EmbedResult{EntityID: j.EntityID, Generation: j.Generation, Vectors: vecs[i]}
+		for _, ch := range j.Chunks {
+			r.ChunkIDs = append(r.ChunkIDs, ch.ID)
+		}
+		done = append(done, r)
+		st.Entities++
+		st.Chunks += len(j.Chunks)
+	}
+	if err := c.store.CompleteEmbedding(ctx, c.ws, c.modelID, done); err != nil {
+		return st, len(jobs), fmt.Errorf("record embeddings: %w", err)
+	}
+	if len(bad) > 0 {
+		st.Failed = len(bad)
+		msg := truncate(badErr.Error(), 1000)
+		c.log.Warn("embedding failed; will retry", "entities", len(bad), "err", msg,
+			"retry_in", w.RetryBackoff.String())
+		if err := c.store.FailEmbedding(ctx, c.ws, bad, msg, c.now().Add(w.RetryBackoff)); err != nil {
+			return st, len(jobs), fmt.Errorf("record embedding failure: %w", err)
+		}
+	}
+	return st, len(jobs), nil
+}
+
+// Start runs the enrichment worker in the background until Stop (or ctx
+// ends): Concurrency claim loops woken at once by new work in this process
+// and, when the store supports it, in others; plus hourly cache pruning.
+// Without an embedder Start does nothing.
+func (c *Client) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running {
+		return errors.New("postgram: worker already started")
+	}
+	if c.embedder == nil {
+		c.log.Info("no embedding provider; the enrichment worker is not started")
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	c.cancel = cancel
+	c.done = make(chan struct{})
+	c.running = true
+	var wg sync.WaitGroup
+	for i := 0; i < c.cfg.Worker.Concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.workLoop(ctx)
+		}()
+	}
+	if n, ok := c.store.(WorkNotifier); ok {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := n.Listen(ctx, c.ws, c.wake); err != nil {
+				c.log.Error("work notifications stopped", "err", err)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.maintenanceLoop(ctx)
+	}()
+	go func() {
+		wg.Wait()
+		close(c.done)
+	}()
+	c.wake()
+	c.log.Info("enrichment worker started", "concurrency", c.cfg.Worker.Concurrency)
+	return nil
+}
+
+// Stop stops the worker and waits for in-flight batches to finish, or for
+// ctx to end. A batch cut short keeps its lease and is retried later.
+func (c *Client) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.running {
+		c.mu.Unlock()
+		return nil
+	}
+	c.cancel()
+	done := c.done
+	c.running = false
+	c.mu.Unlock()
+	select {
+	case <-done:
+		c.log.Info("enrichment worker stopped")
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop enrichment worker: %w", ctx.Err())
+	}
+}
+
+func (c *core) workLoop(ctx context.Context) {
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wakeCh:
+		case <-poll.C:
+		}
+		for ctx.Err() == nil {
+			_, n, err := c.enrichOnce(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				failures++
+				wait := min(time.Duration(failures)*time.Second, 30*time.Second)
+				c.log.Error("enrichment worker error", "err", err, "retry_in", wait.String())
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				continue
+			}
+			failures = 0
+			if n == 0 {
+				break
+			}
+			// More work may remain: let a sibling loop help.
+			c.wake()
+		}
+		poll.Reset(c.cfg.Worker.PollInterval)
+	}
+}
+
+func (c *core) maintenanceLoop(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Worker.MaintenanceInterval)
+	defer t.Stop()
+	for {
+		c.maintain(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// maintain prunes the persisted query-embedding cache.
+func (c *core) maintain(ctx context.Context) {
+	if c.cfg.QueryCache.DisablePersist {
+		return
+	}
+	n, err := c.store.PruneQueryEmbeddings(ctx, c.ws, c.now().Add(-c.cfg.QueryCache.Retention), c.cfg.QueryCache.MaxRowsPerClient)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Warn("pruning the query embedding cache failed", "err", err)
+		}
+		return
+	}
+	if n > 0 {
+		c.log.Info("pruned query embedding cache", "rows", n)
+	}
+}
+
+// PruneQueryCache applies the query cache's retention now (the worker does
+// it hourly).
+func (c *Client) PruneQueryCache(ctx context.Context) (int, error) {
+	return c.store.PruneQueryEmbeddings(ctx, c.ws, c.now().Add(-c.cfg.QueryCache.Retention), c.cfg.QueryCache.MaxRowsPerClient)
+}
