@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	
+
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/internal/chunk"
@@ -419,4 +419,3 @@ func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus
 	}
 	return st, nil
 }
-

@@ -189,8 +189,8 @@ type KeywordHit struct {
 	ChunkID    uuid.UUID
 	EntityID   uuid.UUID
 	Content    string
-	Rank       float64  // ts_rank_cd (or the backend's equivalent) against the OR query
-	Matched    uint32   // bit i set when the chunk matches Terms[i]
+	Rank       float64   // ts_rank_cd (or the backend's equivalent) against the OR query
+	Matched    uint32    // bit i set when the chunk matches Terms[i]
 	Similarity *float64  // nil when the chunk has no embedding or no Vector was given
 	UpdatedAt  time.Time // the entity's updated_at, for recency
 }
