@@ -42,7 +42,8 @@ func (c *Client) Store(ctx context.Context, in StoreInput) (*Entity, error) {
 	if err := c.principal.canWrite(e.Type, e.Visibility); err != nil {
 		return nil, err
 	}
-	if err := c.store.CreateEntity(ctx, c.ws, e, c.chunksFor(e.Content)); err != nil {
+	audit := c.auditEntry("entity.store", e.ID.String(), map[string]any{"type": e.Type})
+	if err := c.store.CreateEntity(ctx, c.ws, e, c.chunksFor(e.Content), audit); err != nil {
 		return nil, fmt.Errorf("store entity: %w", err)
 	}
 	c.wake()
@@ -229,7 +230,8 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 		next.EnrichmentAttempts = 0
 		next.EnrichmentError = ""
 	}
-	if err := c.store.UpdateEntity(ctx, c.ws, next, cur.Version, chunks); err != nil {
+	audit := c.auditEntry("entity.update", id.String(), map[string]any{"version": next.Version, "content_changed": rechunk})
+	if err := c.store.UpdateEntity(ctx, c.ws, next, cur.Version, chunks, audit); err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}
 	if rechunk {
@@ -258,7 +260,8 @@ func (c *Client) Delete(ctx context.Context, id uuid.UUID) (*Entity, error) {
 		next.Status = StatusArchived
 		next.Version = cur.Version + 1
 		next.UpdatedAt = c.now()
-		err = c.store.UpdateEntity(ctx, c.ws, next, cur.Version, nil)
+		audit := c.auditEntry("entity.delete", id.String(), map[string]any{"version": next.Version})
+		err = c.store.UpdateEntity(ctx, c.ws, next, cur.Version, nil, audit)
 		if err == nil {
 			return next, nil
 		}

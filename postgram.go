@@ -52,6 +52,10 @@ type Config struct {
 	QueryCache QueryCacheConfig
 	// Worker configures asynchronous enrichment.
 	Worker WorkerConfig
+	// KeyPepper, when set, keys API-key digests with HMAC-SHA256
+	// (API_KEY_PEPPER). Keep it outside the database; changing it
+	// invalidates every key.
+	KeyPepper []byte
 	// Now returns the current time. Default time.Now (tests override it).
 	Now func() time.Time
 }
@@ -118,6 +122,9 @@ type WorkerConfig struct {
 	// MaintenanceInterval is how often the worker prunes the persisted
 	// query cache. Default 1 hour.
 	MaintenanceInterval time.Duration
+	// KeyUseFlushInterval is how often buffered API-key last-use times are
+	// written. Default 1 minute.
+	KeyUseFlushInterval time.Duration
 }
 
 func (c *Config) defaults() {
@@ -184,6 +191,9 @@ func (c *Config) defaults() {
 	if w.MaintenanceInterval == 0 {
 		w.MaintenanceInterval = time.Hour
 	}
+	if w.KeyUseFlushInterval == 0 {
+		w.KeyUseFlushInterval = time.Minute
+	}
 }
 
 func (c *Config) validate() error {
@@ -229,6 +239,7 @@ type core struct {
 	qcache  *queryCache
 
 	wakeCh chan struct{}
+	keys   *keyCache
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -260,6 +271,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		log:      cfg.Logger.With("workspace", cfg.Workspace),
 		chunkCfg: chunk.Config{Size: cfg.Chunking.Size, Overlap: cfg.Chunking.Overlap},
 		wakeCh:   make(chan struct{}, 1),
+		keys:     newKeyCache(),
 	}
 	if cfg.Embedder != nil {
 		m := cfg.Embedder.Model()

@@ -31,7 +31,8 @@ type Storage interface {
 
 	// CreateEntity inserts e (ID, timestamps and version set by the caller)
 	// with its chunks in one transaction and signals pending work.
-	CreateEntity(ctx context.Context, ws string, e *Entity, chunks []ChunkInput) error
+	// audit, when non-nil, is appended in the same transaction.
+	CreateEntity(ctx context.Context, ws string, e *Entity, chunks []ChunkInput, audit *AuditEntry) error
 	// GetEntity returns the entity or an error wrapping ErrNotFound.
 	GetEntity(ctx context.Context, ws string, id uuid.UUID) (*Entity, error)
 	// GetEntities returns the entities that exist among ids, in any order.
@@ -41,7 +42,8 @@ type Storage interface {
 	// chunks is non-nil the entity's chunks are replaced and its enrichment
 	// reset to pending in the same transaction. A stale version returns a
 	// *ConflictError with the current entity; a missing one ErrNotFound.
-	UpdateEntity(ctx context.Context, ws string, e *Entity, expectedVersion int64, chunks []ChunkInput) error
+	// audit, when non-nil, is appended in the same transaction.
+	UpdateEntity(ctx context.Context, ws string, e *Entity, expectedVersion int64, chunks []ChunkInput, audit *AuditEntry) error
 	// ListEntities returns one page of entities matching f, newest first,
 	// and the total number matching.
 	ListEntities(ctx context.Context, ws string, f EntityFilter, limit, offset int) ([]*Entity, int, error)
@@ -80,13 +82,49 @@ type Storage interface {
 	// PruneQueryEmbeddings deletes rows unused since before olderThan and
 	// keeps at most maxPerClient rows per client (most recently used).
 	PruneQueryEmbeddings(ctx context.Context, ws string, olderThan time.Time, maxPerClient int) (int, error)
+
+	// CreateKey stores a key with the digest of its secret.
+	CreateKey(ctx context.Context, ws string, k *APIKey, hash []byte, audit *AuditEntry) error
+	// KeyByHash returns the key with this digest (revoked ones included)
+	// and the stored digest, or ErrNotFound.
+	KeyByHash(ctx context.Context, ws string, hash []byte) (*APIKey, []byte, error)
+	// ListKeys lists keys, newest first.
+	ListKeys(ctx context.Context, ws string) ([]APIKey, error)
+	// RevokeKey marks a key revoked and tells every listener (EventKeyRevoked).
+	RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *AuditEntry) error
+	// TouchKeys records last use times by key id.
+	TouchKeys(ctx context.Context, ws string, used map[string]time.Time) error
+	// AppendAudit appends an audit entry.
+	AppendAudit(ctx context.Context, ws string, e *AuditEntry) error
+	// ListAudit lists audit entries matching f, newest first.
+	ListAudit(ctx context.Context, ws string, f AuditFilter) ([]AuditEntry, error)
 }
 
-// WorkNotifier is implemented by stores that can tell a worker that another
-// process enqueued work (PostgreSQL LISTEN/NOTIFY). Listen blocks until ctx
-// ends, calling wake for every notification for ws.
-type WorkNotifier interface {
-	Listen(ctx context.Context, ws string, wake func()) error
+// Notifier is implemented by stores that broadcast changes between
+// processes (PostgreSQL LISTEN/NOTIFY). Listen blocks until ctx ends,
+// calling h for every event for ws: EventConnected when the feed is (re)
+// established, EventDisconnected when it is lost, EventWork when another
+// process enqueued enrichment work and EventKeyRevoked when a key was
+// revoked.
+type Notifier interface {
+	Listen(ctx context.Context, ws string, h func(Event)) error
+}
+
+// EventKind classifies a store event.
+type EventKind int
+
+// Store events.
+const (
+	EventConnected EventKind = iota
+	EventDisconnected
+	EventWork
+	EventKeyRevoked
+)
+
+// Event is a store change notification.
+type Event struct {
+	Kind EventKind
+	ID   string // the key id for EventKeyRevoked
 }
 
 // ChunkInput is one chunk to store with an entity.

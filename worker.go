@@ -139,39 +139,41 @@ func (c *core) enrichOnce(ctx context.Context) (EnrichStats, int, error) {
 	return st, len(jobs), nil
 }
 
-// Start runs the enrichment worker in the background until Stop (or ctx
-// ends): Concurrency claim loops woken at once by new work in this process
-// and, when the store supports it, in others; plus hourly cache pruning.
-// Without an embedder Start does nothing.
+// Start runs the client's background work until Stop (or ctx ends): with an
+// embedder, Concurrency enrichment loops woken at once by new work in this
+// process and, when the store is a Notifier, in others; the store's change
+// feed, which also keeps the API-key cache coherent with revocations made
+// anywhere; hourly query-cache pruning and periodic key-use flushing.
 func (c *Client) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.running {
-		return errors.New("postgram: worker already started")
-	}
-	if c.embedder == nil {
-		c.log.Info("no embedding provider; the enrichment worker is not started")
-		return nil
+		return errors.New("postgram: already started")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	c.cancel = cancel
 	c.done = make(chan struct{})
 	c.running = true
 	var wg sync.WaitGroup
-	for i := 0; i < c.cfg.Worker.Concurrency; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.workLoop(ctx)
-		}()
+	if c.embedder != nil {
+		for i := 0; i < c.cfg.Worker.Concurrency; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.workLoop(ctx)
+			}()
+		}
+	} else {
+		c.log.Info("no embedding provider; enrichment is off and entities stay pending")
 	}
-	if n, ok := c.store.(WorkNotifier); ok {
+	if n, ok := c.store.(Notifier); ok {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := n.Listen(ctx, c.ws, c.wake); err != nil {
-				c.log.Error("work notifications stopped", "err", err)
+			if err := n.Listen(ctx, c.ws, c.onEvent); err != nil {
+				c.log.Error("store change feed stopped", "err", err)
 			}
+			c.keys.invalidate(false)
 		}()
 	}
 	wg.Add(1)
@@ -184,12 +186,29 @@ func (c *Client) Start(ctx context.Context) error {
 		close(c.done)
 	}()
 	c.wake()
-	c.log.Info("enrichment worker started", "concurrency", c.cfg.Worker.Concurrency)
+	c.log.Info("background work started", "enrichment_loops", c.cfg.Worker.Concurrency, "embedder", c.embedder != nil)
 	return nil
 }
 
-// Stop stops the worker and waits for in-flight batches to finish, or for
-// ctx to end. A batch cut short keeps its lease and is retried later.
+// onEvent handles the store's change feed.
+func (c *core) onEvent(ev Event) {
+	switch ev.Kind {
+	case EventConnected:
+		// Anything may have happened while disconnected.
+		c.keys.invalidate(true)
+		c.wake()
+	case EventDisconnected:
+		c.keys.invalidate(false)
+	case EventKeyRevoked:
+		c.keys.invalidate(true)
+	case EventWork:
+		c.wake()
+	}
+}
+
+// Stop stops background work and waits for in-flight batches to finish,
+// or for ctx to end. A batch cut short keeps its lease and is retried
+// later. Buffered key-use times are written.
 func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	if !c.running {
@@ -202,10 +221,11 @@ func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Unlock()
 	select {
 	case <-done:
-		c.log.Info("enrichment worker stopped")
+		c.flushKeyUse(ctx)
+		c.log.Info("background work stopped")
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("stop enrichment worker: %w", ctx.Err())
+		return fmt.Errorf("stop background work: %w", ctx.Err())
 	}
 }
 
@@ -248,14 +268,19 @@ func (c *core) workLoop(ctx context.Context) {
 }
 
 func (c *core) maintenanceLoop(ctx context.Context) {
-	t := time.NewTicker(c.cfg.Worker.MaintenanceInterval)
-	defer t.Stop()
+	prune := time.NewTicker(c.cfg.Worker.MaintenanceInterval)
+	defer prune.Stop()
+	flush := time.NewTicker(c.cfg.Worker.KeyUseFlushInterval)
+	defer flush.Stop()
+	c.maintain(ctx)
 	for {
-		c.maintain(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-prune.C:
+			c.maintain(ctx)
+		case <-flush.C:
+			c.flushKeyUse(ctx)
 		}
 	}
 }

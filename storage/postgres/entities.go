@@ -74,8 +74,12 @@ func chunkArrays(chunks []postgram.ChunkInput) (ids []uuid.UUID, idx []int32, co
 // CreateEntity implements postgram.Storage: one statement inserts the
 // entity and its chunks (and so the keyword index) and notifies workers at
 // commit.
-func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []postgram.ChunkInput) error {
+func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
 	meta, err := metadataJSON(e.Metadata)
+	if err != nil {
+		return fmt.Errorf("postgres: create entity: %w", err)
+	}
+	aID, aAt, aKey, aClient, aOp, aEntity, aDetails, err := auditArgs(audit)
 	if err != nil {
 		return fmt.Errorf("postgres: create entity: %w", err)
 	}
@@ -94,11 +98,15 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity,
 			INSERT INTO chunks (workspace_id, id, entity_id, chunk_index, content, start_offset, end_offset)
 			SELECT $1, u.id, (SELECT id FROM ent), u.idx, u.content, u.s, u.e
 			FROM unnest($18::uuid[], $19::int[], $20::text[], $21::int[], $22::int[]) AS u(id, idx, content, s, e)
+		), au AS (
+			INSERT INTO audit_log (workspace_id, id, at, key_id, client_id, operation, entity_id, details)
+			SELECT $1, $24, $25, $26, $27, $28, $29, $30 WHERE $24::uuid IS NOT NULL
 		)
 		SELECT CASE WHEN $13 = 'pending' THEN pg_notify($23, $1) END`,
 		ws, e.ID, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags), e.Source, meta,
 		e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, e.CreatedAt, e.UpdatedAt,
-		ids, idx, content, starts, ends, s.cfg.NotifyChannel)
+		ids, idx, content, starts, ends, s.cfg.NotifyChannel,
+		aID, aAt, aKey, aClient, aOp, aEntity, aDetails)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("postgres: create entity %s: %w: id already exists", e.ID, postgram.ErrConflict)
@@ -145,7 +153,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 }
 
 // UpdateEntity implements postgram.Storage.
-func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput) error {
+func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return fmt.Errorf("postgres: update entity: %w", err)
@@ -177,6 +185,9 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 				return err
 			}
 			return &postgram.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
+		}
+		if err := auditInsert(ctx, tx, ws, audit); err != nil {
+			return err
 		}
 		if !rechunk {
 			return nil

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,7 +87,7 @@ type Store struct {
 }
 
 var _ postgram.Storage = (*Store)(nil)
-var _ postgram.WorkNotifier = (*Store)(nil)
+var _ postgram.Notifier = (*Store)(nil)
 
 // maxIndexedDims is pgvector's limit for HNSW on the vector type.
 const maxIndexedDims = 2000
@@ -319,18 +320,19 @@ func (s *Store) model(ctx context.Context, id int64) (postgram.ModelInfo, error)
 	return m, nil
 }
 
-// Listen implements postgram.WorkNotifier with LISTEN/NOTIFY. It holds one
-// connection outside the pool and reconnects after failures.
-func (s *Store) Listen(ctx context.Context, ws string, wake func()) error {
+// Listen implements postgram.Notifier with LISTEN/NOTIFY. It holds one
+// connection outside the pool and reconnects after failures, reporting
+// EventConnected and EventDisconnected so callers can distrust caches
+// while it is down.
+func (s *Store) Listen(ctx context.Context, ws string, h func(postgram.Event)) error {
 	backoff := 100 * time.Millisecond
 	for {
-		err := s.listenOnce(ctx, ws, wake)
+		err := s.listenOnce(ctx, ws, h)
 		if ctx.Err() != nil {
 			return nil
 		}
-		s.log.Warn("work notification listener lost its connection; reconnecting", "err", err, "in", backoff)
-		// Work may have arrived while we were not listening.
-		wake()
+		h(postgram.Event{Kind: postgram.EventDisconnected})
+		s.log.Warn("store change feed lost its connection; reconnecting", "err", err, "in", backoff)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -342,7 +344,7 @@ func (s *Store) Listen(ctx context.Context, ws string, wake func()) error {
 	}
 }
 
-func (s *Store) listenOnce(ctx context.Context, ws string, wake func()) error {
+func (s *Store) listenOnce(ctx context.Context, ws string, h func(postgram.Event)) error {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
@@ -351,13 +353,18 @@ func (s *Store) listenOnce(ctx context.Context, ws string, wake func()) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.cfg.NotifyChannel}.Sanitize()); err != nil {
 		return err
 	}
+	h(postgram.Event{Kind: postgram.EventConnected})
+	keyPrefix := "key:" + ws + ":"
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
-		if n.Payload == ws {
-			wake()
+		switch {
+		case n.Payload == ws:
+			h(postgram.Event{Kind: postgram.EventWork})
+		case strings.HasPrefix(n.Payload, keyPrefix):
+			h(postgram.Event{Kind: postgram.EventKeyRevoked, ID: strings.TrimPrefix(n.Payload, keyPrefix)})
 		}
 	}
 }

@@ -54,6 +54,9 @@ func Run(t *testing.T, open Opener) {
 		{"WorkerStartStop", testWorkerStartStop},
 		{"QueryCache", testQueryCache},
 		{"ModelMismatch", testModelMismatch},
+		{"APIKeys", testAPIKeys},
+		{"KeyRevocationAcrossClients", testKeyRevocationAcrossClients},
+		{"Audit", testAudit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -847,7 +850,7 @@ func testEnrichment(t *testing.T, open Opener) {
 }
 
 func testEnrichmentRetry(t *testing.T, open Opener) {
-	e := newEnv(t, open, func(c *postgram.Config) { c.Worker.RetryBackoff = 50 * time.Millisecond })
+	e := newEnv(t, open, func(c *postgram.Config) { c.Worker.RetryBackoff = 400 * time.Millisecond })
 	ent := e.store1(postgram.StoreInput{Content: "retry me"})
 	e.emb.Fail(fmt.Errorf("HTTP 500 from provider: %w", postgram.ErrUnavailable))
 	for attempt := 1; attempt <= 4; attempt++ {
@@ -875,7 +878,7 @@ func testEnrichmentRetry(t *testing.T, open Opener) {
 		if q.Embedding.Failed != 1 || q.Embedding.RetryEligible != wantEligible || len(q.Failures) != 1 || q.Failures[0].Kind != "embedding" {
 			t.Fatalf("queue after attempt %d: %+v %+v", attempt, q.Embedding, q.Failures)
 		}
-		time.Sleep(80 * time.Millisecond)
+		time.Sleep(450 * time.Millisecond)
 	}
 	// Attempts are exhausted: no further retries even when the provider recovers.
 	e.emb.Recover()
@@ -992,7 +995,7 @@ func testWorkerStartStop(t *testing.T, open Opener) {
 	// process would) wakes the worker too where the store can notify.
 	other := e.client()
 	ent2 := mustStore(t, other, postgram.StoreInput{Content: "written by another client"})
-	if _, ok := e.store.(postgram.WorkNotifier); ok {
+	if _, ok := e.store.(postgram.Notifier); ok {
 		deadline = time.Now().Add(5 * time.Second)
 		for {
 			back, _ := e.c.Recall(e.ctx, ent2.ID)
@@ -1082,4 +1085,165 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+func testAPIKeys(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	token, key, err := e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "agent", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite},
+		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(token) < len(postgram.KeyPrefix)+43 || token[:4] != "pgm-" || key.ClientID != "agent" || key.Prefix != token[:10] {
+		t.Fatalf("key %q / %+v", token, key)
+	}
+	scoped, err := e.c.Authenticate(e.ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := scoped.Principal()
+	if p == nil || p.KeyID != key.ID.String() || p.ClientID != "agent" || !p.Has(postgram.ScopeWrite) || p.Has(postgram.ScopeDelete) {
+		t.Fatalf("principal %+v", p)
+	}
+	if _, err := scoped.Store(e.ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "x", Visibility: postgram.VisibilityWork}); !errors.Is(err, postgram.ErrForbidden) {
+		t.Fatalf("write outside allowed visibilities: %v", err)
+	}
+	for _, bad := range []string{"", "pgm-", "Bearer x", token + "x", token[:len(token)-1] + "A", "pgm-" + string(make([]byte, 300))} {
+		if _, err := e.c.Authenticate(e.ctx, bad); !errors.Is(err, postgram.ErrUnauthorized) {
+			t.Fatalf("Authenticate(%q) = %v", bad, err)
+		}
+	}
+	if _, _, err := scoped.CreateKey(e.ctx, postgram.KeySpec{Name: "escalate"}); !errors.Is(err, postgram.ErrForbidden) {
+		t.Fatalf("a key may not create keys: %v", err)
+	}
+	_, _, err = e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "bad", Scopes: []postgram.Scope{"admin"}})
+	wantErr(t, err, postgram.ErrInvalidArgument, "scopes[0]")
+	_, _, err = e.c.CreateKey(e.ctx, postgram.KeySpec{Name: " "})
+	wantErr(t, err, postgram.ErrInvalidArgument, "name")
+	keys, err := e.c.ListKeys(e.ctx)
+	if err != nil || len(keys) != 1 || keys[0].ID != key.ID {
+		t.Fatalf("ListKeys: %v %+v", err, keys)
+	}
+	if err := e.c.RevokeKey(e.ctx, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
+		t.Fatalf("revoked key accepted: %v", err)
+	}
+	if err := e.c.RevokeKey(e.ctx, uuid.New()); !errors.Is(err, postgram.ErrNotFound) {
+		t.Fatalf("revoke unknown: %v", err)
+	}
+	other := e.client(func(c *postgram.Config) { c.Workspace = "elsewhere" })
+	t2, _, err := e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "home"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Authenticate(e.ctx, t2); !errors.Is(err, postgram.ErrUnauthorized) {
+		t.Fatalf("a key works only in its own workspace: %v", err)
+	}
+	peppered := e.client(func(c *postgram.Config) { c.KeyPepper = []byte("pepper") })
+	if _, err := peppered.Authenticate(e.ctx, t2); !errors.Is(err, postgram.ErrUnauthorized) {
+		t.Fatalf("a different pepper must not verify: %v", err)
+	}
+}
+
+// testKeyRevocationAcrossClients: two clients on one store stand for two
+// server replicas. Both cache a verified key; revoking it through one makes
+// the other refuse it too.
+func testKeyRevocationAcrossClients(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	replicaB := e.client()
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	for _, c := range []*postgram.Client{e.c, replicaB} {
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop(context.Background())
+	}
+	token, key, err := e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "shared", Scopes: postgram.AllScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*postgram.Client{e.c, replicaB} {
+		for i := 0; i < 3; i++ {
+			if _, err := c.Authenticate(e.ctx, token); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.c.RevokeKey(e.ctx, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
+		t.Fatalf("the revoking replica accepted the key: %v", err)
+	}
+	if _, ok := e.store.(postgram.Notifier); !ok {
+		// Without a change feed nothing is cached, so the other replica
+		// asks the store every time.
+		if _, err := replicaB.Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
+			t.Fatalf("the other replica accepted the key: %v", err)
+		}
+		return
+	}
+	// The revocation reaches the other replica through the change feed;
+	// allow for its delivery latency and report it.
+	start := time.Now()
+	for {
+		_, err := replicaB.Authenticate(e.ctx, token)
+		if errors.Is(err, postgram.ErrUnauthorized) {
+			t.Logf("revocation reached the other replica after %v", time.Since(start))
+			break
+		}
+		if time.Since(start) > 2*time.Second {
+			t.Fatalf("the other replica still accepts a revoked key after 2s: %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func testAudit(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	_, key, err := e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "auditor", Scopes: postgram.AllScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := e.c.As(key.Principal())
+	ent := mustStore(t, as, postgram.StoreInput{Content: "audited"})
+	c := "audited again"
+	if _, err := as.Update(e.ctx, ent.ID, postgram.UpdateInput{Version: 1, Content: &c}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := as.Delete(e.ctx, ent.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.RecordAudit(e.ctx, "admin.sql", map[string]any{"statement": "SELECT 1"}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := e.c.Audit(e.ctx, postgram.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, a := range all {
+		ops = append(ops, a.Operation)
+	}
+	want := []string{"admin.sql", "entity.delete", "entity.update", "entity.store", "key.create"}
+	if fmt.Sprint(ops) != fmt.Sprint(want) {
+		t.Fatalf("audit operations newest first = %v, want %v", ops, want)
+	}
+	byKey, _ := e.c.Audit(e.ctx, postgram.AuditFilter{KeyID: key.ID.String()})
+	if len(byKey) != 3 || byKey[0].ClientID != "auditor" || byKey[2].EntityID != ent.ID.String() {
+		t.Fatalf("audit by key: %+v", byKey)
+	}
+	byOp, _ := e.c.Audit(e.ctx, postgram.AuditFilter{Operation: "entity.update", Since: time.Now().Add(-time.Hour)})
+	if len(byOp) != 1 || byOp[0].Details["content_changed"] != true {
+		t.Fatalf("audit by operation: %+v", byOp)
+	}
+	if none, _ := e.c.Audit(e.ctx, postgram.AuditFilter{Until: time.Now().Add(-time.Hour)}); len(none) != 0 {
+		t.Fatalf("audit until an hour ago: %d entries", len(none))
+	}
+	if _, err := as.Audit(e.ctx, postgram.AuditFilter{}); !errors.Is(err, postgram.ErrForbidden) {
+		t.Fatalf("a key may not read the audit log: %v", err)
+	}
 }

@@ -1,0 +1,66 @@
+package postgram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// AuditEntry records one mutating or privileged operation.
+type AuditEntry struct {
+	ID        uuid.UUID      `json:"id"`
+	At        time.Time      `json:"at"`
+	KeyID     string         `json:"key_id"`
+	ClientID  string         `json:"client_id"`
+	Operation string         `json:"operation"` // e.g. "entity.store", "key.revoke", "admin.sql"
+	EntityID  string         `json:"entity_id,omitempty"`
+	Details   map[string]any `json:"details,omitempty"`
+}
+
+// AuditFilter selects audit entries; zero fields match everything.
+type AuditFilter struct {
+	Since     time.Time
+	Until     time.Time
+	KeyID     string
+	Operation string
+	Limit     int // default 100, at most 10000
+}
+
+func (c *Client) auditEntry(op, entityID string, details map[string]any) *AuditEntry {
+	e := &AuditEntry{ID: newID(), At: c.now(), Operation: op, EntityID: entityID, Details: details}
+	if c.principal != nil {
+		e.KeyID, e.ClientID = c.principal.KeyID, c.principal.ClientID
+	}
+	return e
+}
+
+// RecordAudit appends an entry for an operation the library does not
+// perform itself (for example pgm-admin's sql command).
+func (c *Client) RecordAudit(ctx context.Context, op string, details map[string]any) error {
+	if op == "" {
+		return invalid("operation", "must not be empty")
+	}
+	if err := c.store.AppendAudit(ctx, c.ws, c.auditEntry(op, "", details)); err != nil {
+		return fmt.Errorf("record audit: %w", err)
+	}
+	return nil
+}
+
+// Audit lists audit entries, newest first. Admin only.
+func (c *Client) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+	if c.principal != nil {
+		return nil, fmt.Errorf("reading the audit log is an admin operation: %w", ErrForbidden)
+	}
+	if f.Limit < 0 || f.Limit > 10000 {
+		return nil, invalid("limit", "must be between 1 and 10000")
+	}
+	if f.Limit == 0 {
+		f.Limit = 100
+	}
+	return c.store.ListAudit(ctx, c.ws, f)
+}
+
+func errIs(err, target error) bool { return errors.Is(err, target) }

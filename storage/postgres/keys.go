@@ -1,0 +1,205 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/postgram-go/postgram"
+)
+
+// auditArgs flattens an audit entry for an INSERT guarded by "$n IS NOT NULL".
+func auditArgs(a *postgram.AuditEntry) (id *uuid.UUID, at *time.Time, key, client, op, entity string, details []byte, err error) {
+	if a == nil {
+		return nil, nil, "", "", "", "", []byte("{}"), nil
+	}
+	details, err = metadataJSON(a.Details)
+	return &a.ID, &a.At, a.KeyID, a.ClientID, a.Operation, a.EntityID, details, err
+}
+
+// auditInsert inserts an entry in a transaction (nothing when a is nil).
+func auditInsert(ctx context.Context, tx pgx.Tx, ws string, a *postgram.AuditEntry) error {
+	if a == nil {
+		return nil
+	}
+	details, err := metadataJSON(a.Details)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO audit_log (workspace_id, id, at, key_id, client_id, operation, entity_id, details)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, ws, a.ID, a.At, a.KeyID, a.ClientID, a.Operation, a.EntityID, details)
+	return err
+}
+
+// AppendAudit implements postgram.Storage.
+func (s *Store) AppendAudit(ctx context.Context, ws string, a *postgram.AuditEntry) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return auditInsert(ctx, tx, ws, a) })
+	if err != nil {
+		return fmt.Errorf("postgres: append audit: %w", mapErr(err))
+	}
+	return nil
+}
+
+// ListAudit implements postgram.Storage.
+func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter) ([]postgram.AuditEntry, error) {
+	args := sqlArgs{ws}
+	where := "workspace_id = $1"
+	if !f.Since.IsZero() {
+		where += " AND at >= " + args.add(f.Since)
+	}
+	if !f.Until.IsZero() {
+		where += " AND at < " + args.add(f.Until)
+	}
+	if f.KeyID != "" {
+		where += " AND key_id = " + args.add(f.KeyID)
+	}
+	if f.Operation != "" {
+		where += " AND operation = " + args.add(f.Operation)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, at, key_id, client_id, operation, entity_id, details FROM audit_log
+		WHERE `+where+` ORDER BY at DESC, id DESC LIMIT `+args.add(f.Limit), args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list audit: %w", mapErr(err))
+	}
+	defer rows.Close()
+	out := []postgram.AuditEntry{}
+	for rows.Next() {
+		var a postgram.AuditEntry
+		var details []byte
+		if err := rows.Scan(&a.ID, &a.At, &a.KeyID, &a.ClientID, &a.Operation, &a.EntityID, &details); err != nil {
+			return nil, fmt.Errorf("postgres: list audit: %w", err)
+		}
+		if err := json.Unmarshal(details, &a.Details); err != nil {
+			return nil, fmt.Errorf("postgres: list audit: %w", err)
+		}
+		a.At = a.At.UTC()
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+const keyCols = `id, name, prefix, scopes, allowed_types, allowed_visibilities, client_id, created_at, revoked_at, last_used_at`
+
+func scanKey(row pgx.Row, extra ...any) (*postgram.APIKey, error) {
+	var k postgram.APIKey
+	var scopes, types, vis []string
+	if err := row.Scan(append([]any{&k.ID, &k.Name, &k.Prefix, &scopes, &types, &vis, &k.ClientID, &k.CreatedAt, &k.RevokedAt, &k.LastUsedAt}, extra...)...); err != nil {
+		return nil, err
+	}
+	for _, s := range scopes {
+		k.Scopes = append(k.Scopes, postgram.Scope(s))
+	}
+	k.AllowedTypes = []postgram.EntityType{}
+	for _, t := range types {
+		k.AllowedTypes = append(k.AllowedTypes, postgram.EntityType(t))
+	}
+	k.AllowedVisibilities = []postgram.Visibility{}
+	for _, v := range vis {
+		k.AllowedVisibilities = append(k.AllowedVisibilities, postgram.Visibility(v))
+	}
+	k.CreatedAt = k.CreatedAt.UTC()
+	return &k, nil
+}
+
+// CreateKey implements postgram.Storage.
+func (s *Store) CreateKey(ctx context.Context, ws string, k *postgram.APIKey, hash []byte, audit *postgram.AuditEntry) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, allowed_types,
+				allowed_visibilities, client_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			ws, k.ID, k.Name, k.Prefix, hash, toStrings(k.Scopes), toStrings(k.AllowedTypes), toStrings(k.AllowedVisibilities),
+			k.ClientID, k.CreatedAt)
+		if err != nil {
+			return err
+		}
+		return auditInsert(ctx, tx, ws, audit)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: create key: %w", mapErr(err))
+	}
+	return nil
+}
+
+// KeyByHash implements postgram.Storage.
+func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*postgram.APIKey, []byte, error) {
+	var stored []byte
+	k, err := scanKey(s.pool.QueryRow(ctx, "SELECT "+keyCols+", key_hash FROM api_keys WHERE workspace_id = $1 AND key_hash = $2", ws, hash), &stored)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, fmt.Errorf("api key: %w", postgram.ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres: look up key: %w", mapErr(err))
+	}
+	return k, stored, nil
+}
+
+// ListKeys implements postgram.Storage.
+func (s *Store) ListKeys(ctx context.Context, ws string) ([]postgram.APIKey, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+keyCols+" FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id", ws)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list keys: %w", mapErr(err))
+	}
+	defer rows.Close()
+	out := []postgram.APIKey{}
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: list keys: %w", err)
+		}
+		out = append(out, *k)
+	}
+	return out, rows.Err()
+}
+
+// RevokeKey implements postgram.Storage. The NOTIFY is delivered at commit
+// to every process listening on the store's channel.
+func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *postgram.AuditEntry) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE workspace_id = $1 AND id = $2`, ws, id, at)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("api key %s: %w", id, postgram.ErrNotFound)
+		}
+		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, "key:"+ws+":"+id.String()); err != nil {
+			return err
+		}
+		return auditInsert(ctx, tx, ws, audit)
+	})
+	if err != nil {
+		if errors.Is(err, postgram.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("postgres: revoke key: %w", mapErr(err))
+	}
+	return nil
+}
+
+// TouchKeys implements postgram.Storage.
+func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	var ids []uuid.UUID
+	var ats []time.Time
+	for k, at := range used {
+		id, err := uuid.Parse(k)
+		if err != nil {
+			continue
+		}
+		ids = append(ids, id)
+		ats = append(ats, at)
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+		FROM unnest($2::uuid[], $3::timestamptz[]) AS u(id, at)
+		WHERE k.workspace_id = $1 AND k.id = u.id`, ws, ids, ats)
+	if err != nil {
+		return fmt.Errorf("postgres: touch keys: %w", mapErr(err))
+	}
+	return nil
+}
