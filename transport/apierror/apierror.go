@@ -18,17 +18,17 @@ type Code string
 
 // Error codes (DESIGN.md §5).
 const (
-	Validation      Code = "VALIDATION"
-	Unauthorized    Code = "UNAUTHORIZED"
-	Forbidden       Code = "FORBIDDEN"
-	NotFound        Code = "NOT_FOUND"
+	Validation       Code = "VALIDATION"
+	Unauthorized     Code = "UNAUTHORIZED"
+	Forbidden        Code = "FORBIDDEN"
+	NotFound         Code = "NOT_FOUND"
 	MethodNotAllowed Code = "METHOD_NOT_ALLOWED"
-	Conflict        Code = "CONFLICT"
-	PayloadTooLarge Code = "PAYLOAD_TOO_LARGE"
-	RateLimited     Code = "RATE_LIMITED"
-	EmbeddingFailed Code = "EMBEDDING_FAILED"
-	Unavailable     Code = "UNAVAILABLE"
-	Internal        Code = "INTERNAL"
+	Conflict         Code = "CONFLICT"
+	PayloadTooLarge  Code = "PAYLOAD_TOO_LARGE"
+	RateLimited      Code = "RATE_LIMITED"
+	EmbeddingFailed  Code = "EMBEDDING_FAILED"
+	Unavailable      Code = "UNAVAILABLE"
+	Internal         Code = "INTERNAL"
 )
 
 // entry is one row of the table.
