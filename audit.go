@@ -64,3 +64,11 @@ func (c *Client) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
 }
 
 func errIs(err, target error) bool { return errors.Is(err, target) }
+
+// Stats summarises the workspace. Admin only.
+func (c *Client) Stats(ctx context.Context) (StoreStats, error) {
+	if c.principal != nil {
+		return StoreStats{}, fmt.Errorf("stats is an admin operation: %w", ErrForbidden)
+	}
+	return c.store.Stats(ctx, c.ws)
+}

@@ -98,6 +98,23 @@ type Storage interface {
 	AppendAudit(ctx context.Context, ws string, e *AuditEntry) error
 	// ListAudit lists audit entries matching f, newest first.
 	ListAudit(ctx context.Context, ws string, f AuditFilter) ([]AuditEntry, error)
+
+	// Stats counts the workspace's entities and chunks and sizes the store.
+	Stats(ctx context.Context, ws string) (StoreStats, error)
+}
+
+// StoreStats summarises a workspace for operators.
+type StoreStats struct {
+	EntitiesByType   map[string]int `json:"entities_by_type"`
+	EntitiesByStatus map[string]int `json:"entities_by_status"`
+	Entities         int            `json:"entities"`
+	Chunks           int            `json:"chunks"`
+	EmbeddedChunks   int            `json:"embedded_chunks"`
+	Edges            int            `json:"edges"`
+	Keys             int            `json:"keys"`
+	AuditEntries     int            `json:"audit_entries"`
+	// DatabaseBytes is the size of the whole database (all workspaces).
+	DatabaseBytes int64 `json:"database_bytes"`
 }
 
 // Notifier is implemented by stores that broadcast changes between

@@ -203,3 +203,39 @@ func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.T
 	}
 	return nil
 }
+
+// Stats implements postgram.Storage.
+func (s *Store) Stats(ctx context.Context, ws string) (postgram.StoreStats, error) {
+	st := postgram.StoreStats{EntitiesByType: map[string]int{}, EntitiesByStatus: map[string]int{}}
+	rows, err := s.pool.Query(ctx, `SELECT type, status, count(*) FROM entities WHERE workspace_id = $1 GROUP BY type, status`, ws)
+	if err != nil {
+		return st, fmt.Errorf("postgres: stats: %w", mapErr(err))
+	}
+	for rows.Next() {
+		var t, status string
+		var n int
+		if err := rows.Scan(&t, &status, &n); err != nil {
+			rows.Close()
+			return st, fmt.Errorf("postgres: stats: %w", err)
+		}
+		st.EntitiesByType[t] += n
+		st.EntitiesByStatus[status] += n
+		st.Entities += n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("postgres: stats: %w", mapErr(err))
+	}
+	err = s.pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM chunks WHERE workspace_id = $1),
+			(SELECT count(*) FROM chunks WHERE workspace_id = $1 AND embedding IS NOT NULL),
+			(SELECT count(*) FROM edges WHERE workspace_id = $1),
+			(SELECT count(*) FROM api_keys WHERE workspace_id = $1),
+			(SELECT count(*) FROM audit_log WHERE workspace_id = $1),
+			pg_database_size(current_database())`, ws).
+		Scan(&st.Chunks, &st.EmbeddedChunks, &st.Edges, &st.Keys, &st.AuditEntries, &st.DatabaseBytes)
+	if err != nil {
+		return st, fmt.Errorf("postgres: stats: %w", mapErr(err))
+	}
+	return st, nil
+}

@@ -1,0 +1,141 @@
+// Command pgm-admin administers a Postgram store directly (DATABASE_URL):
+// API keys, the audit log, statistics, SQL and migrations. It needs no
+// running server and no API key: whoever can reach the database is admin.
+//
+// Every destructive command has --dry-run and needs --yes.
+//
+// Exit codes: 0 success, 1 failure, 2 usage or validation error, 3 the
+// database is unreachable.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/config"
+	"github.com/postgram-go/postgram/transport/apierror"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// app carries what the commands share.
+type app struct {
+	get    config.Getenv
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	json   bool
+
+	env    *config.Env
+	store  postgram.Storage
+	client *postgram.Client
+}
+
+// run executes the command line and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, get config.Getenv) int {
+	a := &app{get: get, stdin: stdin, stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "pgm-admin",
+		Short: "Administer a Postgram store directly through DATABASE_URL",
+		Long: `pgm-admin administers a Postgram store directly (DATABASE_URL): API keys,
+the audit log, statistics, SQL and migrations. It needs no running server.
+
+Environment: DATABASE_URL, POSTGRAM_WORKSPACE (default "default"),
+API_KEY_PEPPER (must match the server's), EMBEDDING_* as for the server.
+
+Exit codes: 0 success, 1 failure, 2 usage or validation error,
+3 database unreachable.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().BoolVar(&a.json, "json", false, "print JSON")
+	root.AddCommand(a.keyCmd(), a.auditCmd(), a.statsCmd(), a.sqlCmd(), a.migrateCmd())
+	defer a.close()
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "pgm-admin:", err)
+	var usage usageError
+	switch {
+	case errors.As(err, &usage), isCobraUsage(err):
+		return apierror.ExitUsage
+	case errors.Is(err, postgram.ErrInvalidArgument):
+		return apierror.ExitUsage
+	case errors.Is(err, postgram.ErrUnavailable):
+		return apierror.ExitUnreachable
+	}
+	return apierror.ExitInternal
+}
+
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument", "required flag"} {
+		if len(msg) >= len(p) && contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+// open connects to the store and builds an admin (principal-free) client.
+// Migrations are not run here: `pgm-admin migrate` does that.
+func (a *app) open(ctx context.Context) error {
+	if a.client != nil {
+		return nil
+	}
+	env, err := config.Parse(a.get)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	a.env = env
+	log := env.Logger(os.Stderr)
+	st, err := env.OpenStore(ctx, log)
+	if err != nil {
+		return err
+	}
+	a.store = st
+	cfg := env.ClientConfig(st, nil, log)
+	c, err := postgram.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	a.client = c
+	return nil
+}
+
+func (a *app) close() {
+	if a.store != nil {
+		a.store.Close()
+	}
+}
