@@ -6,8 +6,9 @@
 #   scripts/pgtest.sh stop      stop the cluster
 #   scripts/pgtest.sh dsn       print the DSN
 #
-# Environment: PGTEST_DIR (default /tmp/postgram-pgtest), PGTEST_PORT (default 55432).
-# The cluster trusts local connections and listens only on 127.0.0.1; it is for tests, never for data.
+# Environment: PGTEST_DIR (default /tmp/postgram-pgtest), PGTEST_PORT (default 55432),
+# PGTEST_DURABLE=1 keeps fsync on (scripts/run.sh uses it for real data).
+# The cluster trusts local connections and listens only on 127.0.0.1.
 set -euo pipefail
 
 PGVER=15
@@ -69,6 +70,7 @@ run_pg() {
 start() {
   if [ ! -f "$DIR/PG_VERSION" ]; then
     mkdir -p "$DIR"
+    chmod 700 "$DIR"
     [ "$(id -u)" = 0 ] && chown postgres:postgres "$DIR"
     run_pg "$PGBIN/initdb" -D "$DIR" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
     cat >>"$DIR/postgresql.conf" <<CONF
@@ -79,12 +81,13 @@ max_connections = 300
 shared_buffers = 512MB
 work_mem = 16MB
 maintenance_work_mem = 512MB
-fsync = off
-synchronous_commit = off
-full_page_writes = off
 max_wal_size = 4GB
 logging_collector = off
 CONF
+    if [ "${PGTEST_DURABLE:-0}" != 1 ]; then
+      # A throwaway test cluster: trade durability for speed.
+      printf 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n' >>"$DIR/postgresql.conf"
+    fi
   fi
   if ! run_pg "$PGBIN/pg_ctl" -D "$DIR" status >/dev/null 2>&1; then
     run_pg "$PGBIN/pg_ctl" -D "$DIR" -l "$DIR/server.log" -w -t 60 start >&2
