@@ -414,7 +414,7 @@ func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus
 		return QueueStatus{}, err
 	}
 	if failureLimit < 0 || failureLimit > 100 {
-		return QueueStatus{}, invalid("failure_limit", "must be between 1 and 100")
+		return QueueStatus{}, invalid("failure_limit", "must be between 0 and 100")
 	}
 	st, err := c.store.QueueStats(ctx, c.ws, c.cfg.Worker.MaxAttempts, failureLimit)
 	if err != nil {

@@ -317,6 +317,9 @@ func validateMetadata(field string, m map[string]any) error {
 	if len(b) > MaxMetadataBytes {
 		return invalid(field, "is %d bytes of JSON; the maximum is %d", len(b), MaxMetadataBytes)
 	}
+	if strings.Contains(string(b), `\u0000`) {
+		return invalid(field, "must not contain NUL characters")
+	}
 	if r, ok := m["memory_role"]; ok && r != nil {
 		s, ok := r.(string)
 		if !ok || !MemoryRole(s).Valid() {

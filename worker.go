@@ -127,6 +127,9 @@ func (c *core) enrichOnce(ctx context.Context) (EnrichStats, int, error) {
 	if err := c.store.CompleteEmbedding(ctx, c.ws, c.modelID, done); err != nil {
 		return st, len(jobs), fmt.Errorf("record embeddings: %w", err)
 	}
+	if st.Entities > 0 {
+		c.log.Info("embedded", "entities", st.Entities, "chunks", st.Chunks, "provider_calls", st.Calls)
+	}
 	if len(bad) > 0 {
 		st.Failed = len(bad)
 		msg := truncate(badErr.Error(), 1000)

@@ -387,6 +387,9 @@ func mapErr(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if strings.Contains(err.Error(), "closed pool") {
+		return fmt.Errorf("%w: the store is closed", postgram.ErrUnavailable)
+	}
 	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
 		return fmt.Errorf("%w: %v", postgram.ErrUnavailable, err)
 	}

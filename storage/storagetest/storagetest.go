@@ -291,6 +291,7 @@ func testValidation(t *testing.T, open Opener) {
 		{postgram.StoreInput{Type: "memory", Content: "x", Status: "deleted"}, "status"},
 		{postgram.StoreInput{Type: "memory", Content: "x", Tags: []string{"ok", " "}}, "tags[1]"},
 		{postgram.StoreInput{Type: "memory", Content: "x", Metadata: map[string]any{"memory_role": "scratch"}}, "metadata.memory_role"},
+		{postgram.StoreInput{Type: "memory", Content: "x", Metadata: map[string]any{"k": "a\x00b"}}, "metadata"},
 	}
 	for _, c := range cases {
 		_, err := e.c.Store(e.ctx, c.in)

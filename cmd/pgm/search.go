@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/cmd/pgm/internal/api"
+)
+
+// searchRow is the compact form of a search result: the matched chunk is
+// the evidence; 'pgm recall ID' returns the whole entity.
+type searchRow struct {
+	ID      string       `json:"id"`
+	Type    string       `json:"type"`
+	Score   float64      `json:"score"`
+	Chunk   string       `json:"chunk"`
+	Tags    []string     `json:"tags"`
+	Edges   int          `json:"edges,omitempty"`
+	Related []relatedRow `json:"related,omitempty"`
+}
+
+// relatedRow is a compact graph neighbour of a search result.
+type relatedRow struct {
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	Relation  string `json:"relation"`
+	Direction string `json:"direction"`
+	Preview   string `json:"preview"`
+}
+
+// resultScore is the value results are ordered by: the recency-adjusted
+// score when the server sends one, else the RRF score; six decimals keep
+// neighbouring ranks apart.
+func resultScore(r api.SearchResult) float64 {
+	s := r.Score
+	if r.RecencyScore != nil {
+		s = *r.RecencyScore
+	}
+	return math.Round(s*1e6) / 1e6
+}
+
+func toSearchRows(resp *api.SearchResponse) []searchRow {
+	rows := make([]searchRow, 0, len(resp.Results))
+	for _, r := range resp.Results {
+		if r.Entity == nil {
+			continue
+		}
+		sr := searchRow{ID: r.Entity.ID, Type: r.Entity.Type, Score: resultScore(r), Chunk: r.ChunkContent, Tags: tagsOf(r.Entity)}
+		if r.Edges != nil {
+			sr.Edges = r.Edges.Count
+		}
+		for _, rel := range r.Related {
+			if rel.Entity == nil {
+				continue
+			}
+			sr.Related = append(sr.Related, relatedRow{ID: rel.Entity.ID, Type: rel.Entity.Type, Relation: rel.Relation,
+				Direction: rel.Direction, Preview: truncate(oneLine(rel.Entity.Content), previewWidth)})
+		}
+		rows = append(rows, sr)
+	}
+	return rows
+}
+
+func (a *app) searchCmd() *cobra.Command {
+	var (
+		in            api.SearchRequest
+		tags          []string
+		threshold     float64
+		recencyWeight float64
+	)
+	c := a.command(&cobra.Command{
+		Use:   "search QUERY...",
+		Short: "Hybrid keyword + vector search",
+		Long: `Search entities with hybrid keyword + vector search. Several arguments are
+joined into one query.
+
+Results are ordered by score, a relative rank-fusion value (first in both the
+keyword and the vector ranking scores about 0.0328), not a probability. Rows
+show the matched chunk; use 'pgm recall ID' for an entity's complete content.`,
+		Example: `  pgm search "database decisions"
+  pgm search "who worked on embeddings" --expand-graph
+  pgm search "database decisions" --type memory --limit 5 --json`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: cobra.NoFileCompletions,
+	}, func(cmd *cobra.Command, args []string) error {
+		in.Query = strings.Join(args, " ")
+		if strings.TrimSpace(in.Query) == "" {
+			return usageErr("the query is empty")
+		}
+		if cmd.Flags().Changed("tags") {
+			in.Tags = cleanTags(tags)
+		}
+		if cmd.Flags().Changed("threshold") {
+			in.Threshold = &threshold
+		}
+		if cmd.Flags().Changed("recency-weight") {
+			in.RecencyWeight = &recencyWeight
+		}
+		cl, err := a.api()
+		if err != nil {
+			return err
+		}
+		resp, raw, err := cl.Search(a.ctx, in)
+		if err != nil {
+			return err
+		}
+		for _, d := range resp.Degraded {
+			msg := "warning: search degraded: the " + cell(d.Component, 0) + " branch did not run"
+			if d.Reason != "" {
+				msg += ": " + cell(d.Reason, 0)
+			}
+			fmt.Fprintln(a.stderr, msg)
+		}
+		rows := toSearchRows(resp)
+		return a.emit(rows, raw, func(w io.Writer) error {
+			if len(rows) == 0 {
+				_, err := fmt.Fprintln(w, "No results.")
+				return err
+			}
+			return table(w, func(w io.Writer) {
+				row(w, "ID", "TYPE", "SCORE", "TAGS", "CHUNK")
+				for _, r := range rows {
+					row(w, cell(r.ID, 0), cell(r.Type, 0), fmt.Sprintf("%.5f", r.Score), tagCell(r.Tags), cell(r.Chunk, contentWidth))
+					for _, rel := range r.Related {
+						arrow := "→"
+						if rel.Direction == "incoming" {
+							arrow = "←"
+						}
+						row(w, "  "+arrow+" "+cell(rel.ID, 0), cell(rel.Type, 0), cell(rel.Relation, 0), "", cell(rel.Preview, contentWidth))
+					}
+				}
+			})
+		})
+	})
+	f := c.Flags()
+	f.StringVar(&in.Type, "type", "", listUsage("only this entity type", postgram.EntityTypes))
+	f.StringSliceVar(&tags, "tags", nil, "only entities with every one of these comma-separated tags")
+	f.StringVar(&in.Visibility, "visibility", "", listUsage("only this visibility", postgram.Visibilities))
+	f.StringVar(&in.Owner, "owner", "", "only this owner")
+	f.StringVar(&in.MemoryRole, "memory-role", "", listUsage("only this memory role", memoryRoles))
+	f.IntVar(&in.Limit, "limit", 10, "number of results")
+	f.Float64Var(&threshold, "threshold", 0, "cosine similarity floor 0..1 for results that match too few query terms (default: the server's)")
+	f.Float64Var(&recencyWeight, "recency-weight", 0, "0..1: blend a 30-day half-life recency boost into the ordering")
+	f.BoolVar(&in.ExpandGraph, "expand-graph", false, "add each result's 1-hop graph neighbours")
+	f.BoolVar(&in.IncludeArchived, "include-archived", false, "include archived entities")
+	registerEnumCompletions(c)
+	return c
+}

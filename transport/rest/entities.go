@@ -1,0 +1,280 @@
+package rest
+
+import (
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/transport/apierror"
+)
+
+func (s *Server) entityRoutes() {
+	s.api.HandleFunc("/api/entities", s.createEntity).Methods(http.MethodPost)
+	s.api.HandleFunc("/api/entities", s.listEntities).Methods(http.MethodGet)
+	s.api.HandleFunc("/api/entities/bulk/archive", s.bulkArchive).Methods(http.MethodPost)
+	s.api.HandleFunc("/api/entities/{id}", s.getEntity).Methods(http.MethodGet)
+	s.api.HandleFunc("/api/entities/{id}", s.updateEntity).Methods(http.MethodPatch)
+	s.api.HandleFunc("/api/entities/{id}", s.deleteEntity).Methods(http.MethodDelete)
+}
+
+// client returns the authenticated client view of the request. Handlers
+// call only it, so the principal's limits apply to everything they do.
+func (s *Server) client(w http.ResponseWriter, r *http.Request) *postgram.Client {
+	c := ClientFrom(r.Context())
+	if c == nil {
+		s.writeError(w, r, errNoClient)
+		return nil
+	}
+	return c
+}
+
+type noClientError struct{}
+
+func (noClientError) Error() string { return "rest: handler reached without an authenticated client" }
+
+var errNoClient error = noClientError{}
+
+// entityResponse is {entity}.
+type entityResponse struct {
+	Entity *postgram.Entity `json:"entity"`
+}
+
+// createEntityRequest is the body of POST /api/entities.
+type createEntityRequest struct {
+	Type           string         `json:"type"`
+	Content        string         `json:"content"`
+	Visibility     string         `json:"visibility"`
+	Owner          string         `json:"owner"`
+	Status         string         `json:"status"`
+	Tags           []string       `json:"tags"`
+	Source         string         `json:"source"`
+	Metadata       map[string]any `json:"metadata"`
+	SkipExtraction bool           `json:"skip_extraction"`
+}
+
+func (s *Server) createEntity(w http.ResponseWriter, r *http.Request) {
+	c := s.client(w, r)
+	if c == nil {
+		return
+	}
+	var req createEntityRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	e, err := c.Store(r.Context(), postgram.StoreInput{
+		Type:           postgram.EntityType(req.Type),
+		Content:        req.Content,
+		Visibility:     postgram.Visibility(req.Visibility),
+		Owner:          req.Owner,
+		Status:         postgram.Status(req.Status),
+		Tags:           req.Tags,
+		Source:         req.Source,
+		Metadata:       req.Metadata,
+		SkipExtraction: req.SkipExtraction,
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/api/entities/"+e.ID.String())
+	s.writeJSON(w, r, http.StatusCreated, entityResponse{Entity: e})
+}
+
+func (s *Server) getEntity(w http.ResponseWriter, r *http.Request) {
+	c := s.client(w, r)
+	if c == nil {
+		return
+	}
+	id, err := pathID(r)
+	if err == nil {
+		err = params(r).err
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	e, err := c.Recall(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, entityResponse{Entity: e})
+}
+
+// updateEntityRequest is the body of PATCH /api/entities/{id}. Absent (or
+// null) fields are left unchanged; metadata is shallow-merged, a key set
+// to null removing it.
+type updateEntityRequest struct {
+	Version    *int64         `json:"version"`
+	Content    *string        `json:"content"`
+	Visibility *string        `json:"visibility"`
+	Owner      *string        `json:"owner"`
+	Status     *string        `json:"status"`
+	Tags       *[]string      `json:"tags"`
+	Source     *string        `json:"source"`
+	Metadata   map[string]any `json:"metadata"`
+}
+
+func (s *Server) updateEntity(w http.ResponseWriter, r *http.Request) {
+	c := s.client(w, r)
+	if c == nil {
+		return
+	}
+	id, err := pathID(r)
+	if err == nil {
+		err = params(r).err
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req updateEntityRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Version == nil {
+		s.writeError(w, r, invalid("version", "is required: send the version you read (optimistic concurrency)"))
+		return
+	}
+	in := postgram.UpdateInput{
+		Version:  *req.Version,
+		Content:  req.Content,
+		Owner:    req.Owner,
+		Tags:     req.Tags,
+		Source:   req.Source,
+		Metadata: req.Metadata,
+	}
+	if req.Visibility != nil {
+		v := postgram.Visibility(*req.Visibility)
+		in.Visibility = &v
+	}
+	if req.Status != nil {
+		st := postgram.Status(*req.Status)
+		in.Status = &st
+	}
+	e, err := c.Update(r.Context(), id, in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, entityResponse{Entity: e})
+}
+
+// deleteResponse is {id, deleted: true}.
+type deleteResponse struct {
+	ID      uuid.UUID `json:"id"`
+	Deleted bool      `json:"deleted"`
+}
+
+func (s *Server) deleteEntity(w http.ResponseWriter, r *http.Request) {
+	c := s.client(w, r)
+	if c == nil {
+		return
+	}
+	id, err := pathID(r)
+	if err == nil {
+		err = params(r).err
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	e, err := c.Delete(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, deleteResponse{ID: e.ID, Deleted: true})
+}
+
+// listParams are the query parameters of GET /api/entities.
+var listParams = []string{"type", "status", "visibility", "owner", "memory_role", "tags", "limit", "offset", "include_archived"}
+
+func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) {
+	c := s.client(w, r)
+	if c == nil {
+		return
+	}
+	p := params(r, listParams...)
+	opts := postgram.ListOptions{
+		Types:           convert[postgram.EntityType](p.list("type")),
+		Statuses:        convert[postgram.Status](p.list("status")),
+		Visibilities:    convert[postgram.Visibility](p.list("visibility")),
+		Owner:           p.str("owner"),
+		MemoryRole:      postgram.MemoryRole(p.str("memory_role")),
+		Tags:            p.list("tags"),
+		Limit:           p.int("limit", postgram.DefaultListLimit, 1, postgram.MaxListLimit),
+		Offset:          p.int("offset", 0, 0, maxOffset),
+		IncludeArchived: p.bool("include_archived", false),
+	}
+	if p.err != nil {
+		s.writeError(w, r, p.err)
+		return
+	}
+	page, err := c.List(r.Context(), opts)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, page)
+}
+
+// maxOffset only keeps the parameter an int; the library bounds it.
+const maxOffset = 1<<31 - 1
+
+// bulkArchiveRequest is the body of POST /api/entities/bulk/archive.
+type bulkArchiveRequest struct {
+	IDs []string `json:"ids"`
+}
+
+type bulkArchived struct {
+	ID string `json:"id"`
+}
+
+type bulkFailed struct {
+	ID      string        `json:"id"`
+	Code    apierror.Code `json:"code"`
+	Message string        `json:"message"`
+}
+
+type bulkArchiveResponse struct {
+	Archived []bulkArchived `json:"archived"`
+	Failed   []bulkFailed   `json:"failed"`
+}
+
+func (s *Server) bulkArchive(w http.ResponseWriter, r *http.Request) {
+	c := s.client(w, r)
+	if c == nil {
+		return
+	}
+	if err := params(r).err; err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req bulkArchiveRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	results, err := c.BulkArchive(r.Context(), req.IDs)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	resp := bulkArchiveResponse{Archived: []bulkArchived{}, Failed: []bulkFailed{}}
+	for _, res := range results {
+		if res.Error == nil {
+			resp.Archived = append(resp.Archived, bulkArchived{ID: res.ID})
+			continue
+		}
+		env := apierror.From(res.Error)
+		if env.Error.Code == apierror.Internal {
+			s.log.Error("bulk archive: internal error", "request_id", RequestIDFrom(r.Context()), "id", res.ID, "err", res.Error)
+		}
+		resp.Failed = append(resp.Failed, bulkFailed{ID: res.ID, Code: env.Error.Code, Message: env.Error.Message})
+	}
+	s.writeJSON(w, r, http.StatusOK, resp)
+}

@@ -1,0 +1,59 @@
+package rest
+
+import (
+	"net/http"
+
+	"github.com/postgram-go/postgram"
+)
+
+func (s *Server) queueRoutes() {
+	s.api.HandleFunc("/api/queue", s.queue).Methods(http.MethodGet)
+}
+
+// queueParams are the query parameters of GET /api/queue.
+var queueParams = []string{"include_failures", "failure_limit"}
+
+// Failure listing bounds of GET /api/queue.
+const (
+	defaultFailureLimit = 20
+	maxFailureLimit     = 100
+)
+
+// queueResponse is the library's QueueStatus, except that failures is
+// present (possibly empty) exactly when include_failures is true.
+type queueResponse struct {
+	Embedding  postgram.EmbeddingQueue   `json:"embedding"`
+	Extraction *postgram.ExtractionQueue `json:"extraction"`
+	Failures   *[]postgram.QueueFailure  `json:"failures,omitempty"`
+}
+
+func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
+	c := s.client(w, r)
+	if c == nil {
+		return
+	}
+	p := params(r, queueParams...)
+	include := p.bool("include_failures", false)
+	limit := p.int("failure_limit", defaultFailureLimit, 1, maxFailureLimit)
+	if p.err != nil {
+		s.writeError(w, r, p.err)
+		return
+	}
+	if !include {
+		limit = 0
+	}
+	st, err := c.QueueStatus(r.Context(), limit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	resp := queueResponse{Embedding: st.Embedding, Extraction: st.Extraction}
+	if include {
+		f := st.Failures
+		if f == nil {
+			f = []postgram.QueueFailure{}
+		}
+		resp.Failures = &f
+	}
+	s.writeJSON(w, r, http.StatusOK, resp)
+}

@@ -1,0 +1,240 @@
+// Package rest is Postgram's REST adapter: a gorilla/mux router that
+// translates JSON requests into calls on *postgram.Client and the results
+// (and errors, through transport/apierror) back into JSON. It holds no
+// rule of its own: validation, access control and ranking live in the
+// library, so REST answers exactly what MCP and the CLI answer.
+//
+// Every /api route needs "Authorization: Bearer <api key>"; the handler
+// calls only the authenticated principal's view of the client (ClientFrom).
+// /health is open. Wrap the server (and anything else mounted next to it)
+// with RequestID, AccessLog and Recover:
+//
+//	srv := rest.New(rest.Config{Client: client, Logger: logger, Version: version})
+//	handler := rest.RequestID(rest.AccessLog(logger)(rest.Recover(logger)(srv)))
+//
+// Route groups live one file per area (entities.go, search.go, queue.go,
+// health.go, openapi.go) and share the helpers of respond.go and decode.go;
+// a new area adds a file with a routes method and registers it in New.
+// Every route must also be described in openapi.json (a test checks it).
+package rest
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/transport/apierror"
+)
+
+// DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is zero.
+const DefaultMaxBodyBytes int64 = 4 << 20
+
+// Authenticator turns a bearer token into the client view that acts for
+// its principal. *postgram.Client implements it (Client.Authenticate):
+// unknown, malformed and revoked keys return errors wrapping
+// postgram.ErrUnauthorized.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (*postgram.Client, error)
+}
+
+var _ Authenticator = (*postgram.Client)(nil)
+
+// Config configures a Server. Zero values take the documented defaults.
+type Config struct {
+	// Client is the library client (the workspace's admin view). Required.
+	// /health uses it directly; /api routes use the view Auth returns.
+	Client *postgram.Client
+	// Logger receives internal-error and panic logs. Default: discard.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds a request body; larger bodies get 413
+	// PAYLOAD_TOO_LARGE. Default DefaultMaxBodyBytes (4 MiB).
+	MaxBodyBytes int64
+	// Version is reported by /health. Default "dev".
+	Version string
+	// Auth verifies bearer tokens. Default: Client.
+	Auth Authenticator
+}
+
+// Server is the REST API as an http.Handler.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	router *mux.Router
+	// handler is router behind Recover.
+	handler http.Handler
+	// api holds the routes that run behind authentication; register them
+	// with their full path ("/api/...").
+	api *mux.Router
+}
+
+// New builds the server and registers every route. It panics when
+// cfg.Client is nil (a programming error).
+func New(cfg Config) *Server {
+	if cfg.Client == nil {
+		panic("rest: Config.Client is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Auth == nil {
+		cfg.Auth = cfg.Client
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, router: mux.NewRouter()}
+	s.router.NotFoundHandler = http.HandlerFunc(s.notFound)
+	s.router.MethodNotAllowedHandler = http.HandlerFunc(s.methodNotAllowed)
+	// The authenticated group is a matcher-less subrouter whose routes
+	// carry their full /api/... paths. (A PathPrefix subrouter would make
+	// mux answer 404 instead of 405 for a wrong method on some paths: its
+	// inherited prefix matcher clears the method-mismatch state.)
+	s.api = s.router.NewRoute().Subrouter()
+	s.api.Use(s.authenticate)
+
+	// One call per area; each lives in its own file.
+	s.healthRoutes()
+	s.openAPIRoutes()
+	s.entityRoutes()
+	s.searchRoutes()
+	s.queueRoutes()
+	s.handler = Recover(s.log)(s.router)
+	return s
+}
+
+// Router exposes the router so that more handlers can be mounted next to
+// the API (for example /mcp by the server command). Routes added to it
+// directly are NOT behind the API's authentication; API routes belong in
+// this package, registered on the authenticated group and described in
+// openapi.json.
+func (s *Server) Router() *mux.Router { return s.router }
+
+// ServeHTTP implements http.Handler. A panic in a handler becomes a 500
+// envelope even when the caller did not wrap the server with Recover.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+type clientKey struct{}
+
+// ClientFrom returns the authenticated client view that the auth
+// middleware put into ctx, or nil outside an authenticated request.
+func ClientFrom(ctx context.Context) *postgram.Client {
+	c, _ := ctx.Value(clientKey{}).(*postgram.Client)
+	return c
+}
+
+// WithClient returns a context carrying c as the authenticated client (for
+// adapters that authenticate differently and reuse these handlers).
+func WithClient(ctx context.Context, c *postgram.Client) context.Context {
+	return context.WithValue(ctx, clientKey{}, c)
+}
+
+// authenticate requires "Authorization: Bearer <key>" and puts the
+// principal's client view into the request context.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		token, msg := bearerToken(r.Header.Values("Authorization"))
+		if msg != "" {
+			s.writeError(w, r, &apierror.ResponseError{Body: apierror.Body{Code: apierror.Unauthorized, Message: msg}})
+			return
+		}
+		c, err := s.cfg.Auth.Authenticate(r.Context(), token)
+		if err == nil && c == nil {
+			err = postgram.ErrUnauthorized
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if p := c.Principal(); p != nil {
+			if st := stateFrom(r.Context()); st != nil {
+				st.setKeyID(p.KeyID)
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(WithClient(r.Context(), c)))
+	})
+}
+
+// bearerToken extracts the token of an Authorization header, or returns a
+// message naming what is wrong with it.
+func bearerToken(values []string) (token, problem string) {
+	switch {
+	case len(values) == 0:
+		return "", "missing Authorization header"
+	case len(values) > 1:
+		return "", "more than one Authorization header"
+	}
+	v := strings.TrimSpace(values[0])
+	if v == "" {
+		return "", "empty Authorization header; expected \"Bearer <api key>\""
+	}
+	scheme, rest, _ := strings.Cut(v, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		if len(scheme) > 20 {
+			scheme = scheme[:20] + "…"
+		}
+		return "", "unsupported Authorization scheme " + quoteScheme(scheme) + "; expected \"Bearer <api key>\""
+	}
+	token = strings.TrimSpace(rest)
+	if token == "" {
+		return "", "Authorization header has no bearer token; expected \"Bearer <api key>\""
+	}
+	if strings.ContainsAny(token, " \t") {
+		return "", "malformed bearer token: it contains whitespace"
+	}
+	return token, ""
+}
+
+// quoteScheme quotes a client-sent scheme for a message, replacing bytes
+// that are not printable ASCII.
+func quoteScheme(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	return "\"" + string(b) + "\""
+}
+
+// notFound answers unknown routes with the NOT_FOUND envelope.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	apierror.Write(w, apierror.New(apierror.NotFound, "no route for "+r.Method+" "+truncatePath(r.URL.Path), nil))
+}
+
+// probeMethods are the methods tried when computing an Allow header.
+var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}
+
+// methodNotAllowed answers a known path with the wrong method: 405 with
+// an Allow header listing the methods the path accepts.
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range probeMethods {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if s.router.Match(probe, &match) && match.MatchErr == nil {
+			allow = append(allow, m)
+		}
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	apierror.Write(w, apierror.New(apierror.MethodNotAllowed,
+		"method "+r.Method+" is not allowed on "+truncatePath(r.URL.Path)+"; allowed: "+strings.Join(allow, ", "),
+		map[string]any{"allow": allow}))
+}
+
+func truncatePath(p string) string {
+	if len(p) > 200 {
+		return p[:200] + "…"
+	}
+	return p
+}
