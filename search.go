@@ -274,23 +274,37 @@ func (c *Client) prepareSearch(req SearchRequest) (searchPlan, error) {
 // per-term probes fill the pool after the conjunction hits, rarest and
 // compound terms first.
 func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string, vec []float32) ([]KeywordHit, string, error) {
+	// Membership probes are bare (ids only); the chosen pool is scored in
+	// one final probe restricted to it.
 	probe := func(mode ProbeMode, term, limit int) ([]KeywordHit, error) {
 		return c.store.KeywordProbe(ctx, c.ws, KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term,
-			Limit: limit, Vector: vec, ModelID: c.modelID})
+			Limit: limit, Bare: true})
+	}
+	score := func(pool []KeywordHit, how string) ([]KeywordHit, string, error) {
+		if len(pool) == 0 {
+			return nil, how, nil
+		}
+		ids := make([]uuid.UUID, len(pool))
+		for i, h := range pool {
+			ids[i] = h.ChunkID
+		}
+		hits, err := c.store.KeywordProbe(ctx, c.ws, KeywordQuery{Filter: f, Terms: terms, Mode: ProbeAny,
+			Limit: len(ids), Only: ids, Vector: vec, ModelID: c.modelID})
+		return hits, how, err
 	}
 	all, err := probe(ProbeAll, 0, KeywordPoolSize)
 	if err != nil {
 		return nil, "", err
 	}
 	if len(all) >= KeywordPoolSize || len(terms) == 1 {
-		return all, "and", nil
+		return score(all, "and")
 	}
 	union, err := probe(ProbeAny, 0, KeywordPoolSize+1)
 	if err != nil {
 		return nil, "", err
 	}
 	if len(union) <= KeywordPoolSize {
-		return union, "or", nil
+		return score(union, "or")
 	}
 	// Per-term fallback.
 	type termHits struct {
@@ -341,7 +355,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 			add(h)
 		}
 	}
-	return pool, "per_term", nil
+	return score(pool, "per_term")
 }
 
 // isCompound reports whether a term joins several words (ABC-1234, e-mail,

@@ -237,6 +237,12 @@ type KeywordQuery struct {
 	ModelID int64
 	// Exclude lists chunks already in the pool, skipped by the probe.
 	Exclude []uuid.UUID
+	// Only, when non-empty, restricts the probe to these chunks (used to
+	// score a pool chosen by bare probes).
+	Only []uuid.UUID
+	// Bare asks only for ChunkID and EntityID (membership): backends may
+	// skip ranking, masks, similarity and content.
+	Bare bool
 }
 
 // KeywordHit is a chunk found by a keyword probe.

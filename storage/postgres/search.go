@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram"
@@ -114,7 +115,9 @@ func (s *Store) countCandidates(ctx context.Context, ws string, q postgram.Vecto
 // vectorSQL builds the vector query. With ann the ORDER BY matches the
 // model's HNSW expression index (iterative scan, relaxed order, re-sorted
 // outside); without it the order is an expression no index provides, so
-// PostgreSQL ranks every filtered chunk exactly.
+// PostgreSQL ranks every filtered chunk exactly. The inner query carries
+// only ids and distances; content and the term mask are read for the
+// chosen rows only.
 func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool) (string, sqlArgs) {
 	args := sqlArgs{ws}
 	vec := args.add(pgvector.NewVector(q.Vector))
@@ -125,35 +128,58 @@ func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool)
 	if !ann {
 		order = "(1 - " + dist + ") DESC, c.id"
 	}
-	sql := fmt.Sprintf(`SELECT r.id, r.entity_id, r.content, 1 - r.dist, r.updated_at, %s FROM (
-		SELECT c.id, c.entity_id, c.content, c.tsv, e.updated_at, %s AS dist
+	sql := fmt.Sprintf(`SELECT r.id, r.entity_id, ch.content, 1 - r.dist, r.updated_at, %s FROM (
+		SELECT c.id, c.entity_id, e.updated_at, %s AS dist
 		FROM %s
 		WHERE c.workspace_id = $1 AND c.model_id = %d AND c.embedding IS NOT NULL AND %s
 		ORDER BY %s LIMIT %d
-	) r ORDER BY r.dist, r.id`, maskSQL("r.tsv", qs), dist, chunkJoin, q.ModelID, where, order, q.Limit)
+	) r JOIN chunks ch ON ch.workspace_id = $1 AND ch.id = r.id
+	ORDER BY r.dist, r.id`, maskSQL("ch.tsv", qs), dist, chunkJoin, q.ModelID, where, order, q.Limit)
 	return sql, args
 }
 
+// annSettings make the planner walk the HNSW index: its cost model cannot
+// see that a sequential scan must read every embedding, so on small and
+// medium tables it would rank exactly instead.
+const annSettings = "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off"
+
 func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQuery, dims int, ann bool) ([]postgram.VectorHit, error) {
 	sql, args := s.vectorSQL(ws, q, dims, ann)
-	rows, err := s.pool.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: vector search: %w", mapErr(err))
-	}
-	defer rows.Close()
 	hits := make([]postgram.VectorHit, 0, q.Limit)
-	for rows.Next() {
-		var h postgram.VectorHit
-		var mask int64
-		var updated time.Time
-		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &updated, &mask); err != nil {
-			return nil, fmt.Errorf("postgres: vector search: %w", err)
+	scan := func(rows pgx.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+			var h postgram.VectorHit
+			var mask int64
+			if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &h.UpdatedAt, &mask); err != nil {
+				return err
+			}
+			h.Matched = uint32(mask)
+			h.UpdatedAt = h.UpdatedAt.UTC()
+			hits = append(hits, h)
 		}
-		h.Matched = uint32(mask)
-		h.UpdatedAt = updated.UTC()
-		hits = append(hits, h)
+		return rows.Err()
 	}
-	if err := rows.Err(); err != nil {
+	var err error
+	if ann {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, annSettings); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, sql, args...)
+			if err != nil {
+				return err
+			}
+			return scan(rows)
+		})
+	} else {
+		var rows pgx.Rows
+		rows, err = s.pool.Query(ctx, sql, args...)
+		if err == nil {
+			err = scan(rows)
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("postgres: vector search: %w", mapErr(err))
 	}
 	return hits, nil
@@ -168,7 +194,11 @@ func (s *Store) ExplainVector(ctx context.Context, ws string, q postgram.VectorQ
 		return "", err
 	}
 	sql, args := s.vectorSQL(ws, q, m.Dimensions, plan == "hnsw")
-	return s.explain(ctx, sql, args)
+	settings := ""
+	if plan == "hnsw" {
+		settings = annSettings
+	}
+	return s.explain(ctx, sql, args, settings)
 }
 
 // ExplainKeyword returns EXPLAIN (ANALYZE, BUFFERS) output for a keyword probe.
@@ -177,25 +207,33 @@ func (s *Store) ExplainKeyword(ctx context.Context, ws string, q postgram.Keywor
 	if err != nil {
 		return "", err
 	}
-	return s.explain(ctx, sql, args)
+	return s.explain(ctx, sql, args, "")
 }
 
-func (s *Store) explain(ctx context.Context, sql string, args sqlArgs) (string, error) {
-	rows, err := s.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+sql, args...)
-	if err != nil {
-		return "", mapErr(err)
-	}
-	defer rows.Close()
+func (s *Store) explain(ctx context.Context, sql string, args sqlArgs, settings string) (string, error) {
 	var b strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			return "", err
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if settings != "" {
+			if _, err := tx.Exec(ctx, settings); err != nil {
+				return err
+			}
 		}
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	return b.String(), rows.Err()
+		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+sql, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+		return rows.Err()
+	})
+	return b.String(), mapErr(err)
 }
 
 func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQuery) (string, sqlArgs, error) {
@@ -204,7 +242,21 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	}
 	args := sqlArgs{ws}
 	where := filterSQL(q.Filter, (*[]any)(&args))
-	qs := termQueries(q.Terms, &args)
+	// Only referenced terms become parameters: PostgreSQL cannot type an
+	// unused one.
+	var qs []string
+	if q.Mode == postgram.ProbeTerm {
+		if q.Term < 0 || q.Term >= len(q.Terms) {
+			return "", nil, fmt.Errorf("postgres: keyword probe: term %d out of range", q.Term)
+		}
+		if q.Bare {
+			qs = termQueries(q.Terms[q.Term:q.Term+1], &args)
+		} else {
+			qs = termQueries(q.Terms, &args)
+		}
+	} else {
+		qs = termQueries(q.Terms, &args)
+	}
 	orq := joinQueries(qs, "||")
 	var match string
 	switch q.Mode {
@@ -213,10 +265,11 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	case postgram.ProbeAny:
 		match = "c.tsv @@ " + orq
 	case postgram.ProbeTerm:
-		if q.Term < 0 || q.Term >= len(qs) {
-			return "", nil, fmt.Errorf("postgres: keyword probe: term %d out of range", q.Term)
+		t := q.Term
+		if q.Bare {
+			t = 0
 		}
-		match = "c.tsv @@ (SELECT " + qs[q.Term] + ")"
+		match = "c.tsv @@ (SELECT " + qs[t] + ")"
 	default:
 		return "", nil, fmt.Errorf("postgres: keyword probe: unknown mode %d", q.Mode)
 	}
@@ -236,10 +289,17 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	if len(q.Exclude) > 0 {
 		excl = " AND NOT (c.id = ANY(" + args.add(q.Exclude) + "::uuid[]))"
 	}
-	sql := fmt.Sprintf(`SELECT c.id, c.entity_id, c.content, e.updated_at, ts_rank_cd(c.tsv, %s), %s, %s
+	if len(q.Only) > 0 {
+		excl += " AND c.id = ANY(" + args.add(q.Only) + "::uuid[])"
+	}
+	cols := fmt.Sprintf("c.id, c.entity_id, c.content, e.updated_at, ts_rank_cd(c.tsv, %s), %s, %s", orq, maskSQL("c.tsv", qs), sim)
+	if q.Bare {
+		cols = "c.id, c.entity_id"
+	}
+	sql := fmt.Sprintf(`SELECT %s
 		FROM %s
 		WHERE c.workspace_id = $1 AND %s AND %s%s
-		LIMIT %d`, orq, maskSQL("c.tsv", qs), sim, chunkJoin, match, where, excl, q.Limit)
+		LIMIT %d`, cols, chunkJoin, match, where, excl, q.Limit)
 	return sql, args, nil
 }
 
@@ -257,6 +317,13 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	var hits []postgram.KeywordHit
 	for rows.Next() {
 		var h postgram.KeywordHit
+		if q.Bare {
+			if err := rows.Scan(&h.ChunkID, &h.EntityID); err != nil {
+				return nil, fmt.Errorf("postgres: keyword probe: %w", err)
+			}
+			hits = append(hits, h)
+			continue
+		}
 		var mask int64
 		var rank float32
 		var updated time.Time
