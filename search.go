@@ -306,54 +306,99 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 	if len(union) <= KeywordPoolSize {
 		return score(union, "or")
 	}
-	// Per-term fallback.
-	type termHits struct {
+	// Per-term fallback: the conjunction hits first, then terms in order
+	// of preference (compound terms, then rarer ones), until the pool is
+	// full.
+	type termInfo struct {
 		i        int
 		compound bool
-		hits     []KeywordHit
+		rarity   float64 // lower is rarer
 	}
-	per := make([]termHits, len(terms))
-	var wg sync.WaitGroup
-	errs := make([]error, len(terms))
-	sem := make(chan struct{}, 4)
+	order := make([]termInfo, len(terms))
 	for i := range terms {
-		per[i] = termHits{i: i, compound: isCompound(terms[i])}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			per[i].hits, errs[i] = probe(ProbeTerm, i, KeywordPoolSize+1)
-		}()
+		order[i] = termInfo{i: i, compound: isCompound(terms[i])}
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, "", err
+	pool := make([]KeywordHit, 0, KeywordPoolSize)
+	seen := make(map[uuid.UUID]bool, KeywordPoolSize)
+	add := func(hs []KeywordHit) {
+		for _, h := range hs {
+			if len(pool) < KeywordPoolSize && !seen[h.ChunkID] {
+				seen[h.ChunkID] = true
+				pool = append(pool, h)
+			}
+		}
 	}
-	slices.SortStableFunc(per, func(a, b termHits) int {
+	add(all)
+	prefer := func(a, b termInfo) int {
 		if a.compound != b.compound {
 			if a.compound {
 				return -1
 			}
 			return 1
 		}
-		return len(a.hits) - len(b.hits)
-	})
-	pool := make([]KeywordHit, 0, KeywordPoolSize)
-	seen := make(map[uuid.UUID]bool, KeywordPoolSize)
-	add := func(h KeywordHit) {
-		if len(pool) < KeywordPoolSize && !seen[h.ChunkID] {
-			seen[h.ChunkID] = true
-			pool = append(pool, h)
+		switch {
+		case a.rarity < b.rarity:
+			return -1
+		case a.rarity > b.rarity:
+			return 1
+		}
+		return a.i - b.i
+	}
+	var freqs []float64
+	haveStats := false
+	if ts, ok := c.store.(TermStatser); ok {
+		var err error
+		if freqs, haveStats, err = ts.TermFrequencies(ctx, c.ws, terms); err != nil {
+			return nil, "", err
 		}
 	}
-	for _, h := range all {
-		add(h)
-	}
-	for _, t := range per {
-		for _, h := range t.hits {
-			add(h)
+	if haveStats {
+		// Estimated rarity: probe only as many terms as the pool needs.
+		for i := range order {
+			order[i].rarity = freqs[i]
 		}
+		slices.SortStableFunc(order, prefer)
+		for _, t := range order {
+			if len(pool) >= KeywordPoolSize {
+				break
+			}
+			exclude := make([]uuid.UUID, 0, len(pool))
+			for _, h := range pool {
+				exclude = append(exclude, h.ChunkID)
+			}
+			hits, err := c.store.KeywordProbe(ctx, c.ws, KeywordQuery{Filter: f, Terms: terms, Mode: ProbeTerm, Term: t.i,
+				Limit: KeywordPoolSize - len(pool), Bare: true, Exclude: exclude})
+			if err != nil {
+				return nil, "", err
+			}
+			add(hits)
+		}
+		return score(pool, "per_term")
+	}
+	// Exact rarity: probe every term (capped), then fill.
+	per := make([][]KeywordHit, len(terms))
+	var wg sync.WaitGroup
+	errs := make([]error, len(terms))
+	sem := make(chan struct{}, 4)
+	for i := range terms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			per[i], errs[i] = probe(ProbeTerm, i, KeywordPoolSize+1)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, "", err
+	}
+	for i := range order {
+		order[i].rarity = float64(len(per[order[i].i]))
+	}
+	slices.SortStableFunc(order, prefer)
+	for _, t := range order {
+		add(per[t.i])
 	}
 	return score(pool, "per_term")
 }

@@ -117,6 +117,16 @@ type StoreStats struct {
 	DatabaseBytes int64 `json:"database_bytes"`
 }
 
+// TermStatser is implemented by stores that can estimate, without
+// scanning, how common each keyword term is: the fraction of chunks that
+// match it (0 when rare or unknown). The keyword branch's per-term
+// fallback then probes terms rarest first and stops once the pool is full,
+// instead of probing every term.
+type TermStatser interface {
+	// ok is false when the store has no statistics yet.
+	TermFrequencies(ctx context.Context, ws string, terms []string) (freqs []float64, ok bool, err error)
+}
+
 // Notifier is implemented by stores that broadcast changes between
 // processes (PostgreSQL LISTEN/NOTIFY). Listen blocks until ctx ends,
 // calling h for every event for ws: EventConnected when the feed is (re)

@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/postgram-go/postgram"
@@ -49,5 +51,58 @@ func TestMigrateIdempotent(t *testing.T) {
 	}
 	if cur != latest || cur < 1 {
 		t.Fatalf("schema version %d of %d", cur, latest)
+	}
+}
+
+// TestKeywordPoolWithStatistics runs the keyword-pool conformance check
+// after ANALYZE, so the per-term fallback orders terms by the planner's
+// statistics and probes only as many as the pool needs.
+func TestKeywordPoolWithStatistics(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	ctx := context.Background()
+	c, err := postgram.New(ctx, postgram.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 230; i++ {
+		content := fmt.Sprintf("common filler document %d", i)
+		if i < 3 {
+			content += " rare"
+		}
+		if _, err := c.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: content}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := c.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: fmt.Sprintf("rare standalone %d, rare again and rare once more", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Pool().Exec(ctx, "ANALYZE chunks"); err != nil {
+		t.Fatal(err)
+	}
+	freqs, ok, err := st.TermFrequencies(ctx, "default", []string{"common", "rare", "ABC-1234"})
+	if err != nil || !ok {
+		t.Fatalf("TermFrequencies: %v %v", ok, err)
+	}
+	if !(freqs[0] > 0.9 && freqs[1] < freqs[0] && freqs[2] == 0) {
+		t.Fatalf("frequencies %v", freqs)
+	}
+	r, err := c.Search(ctx, postgram.SearchRequest{Query: "common rare", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Stats.KeywordProbe != "per_term" || r.Stats.KeywordPool != 200 {
+		t.Fatalf("probe %s pool %d", r.Stats.KeywordProbe, r.Stats.KeywordPool)
+	}
+	rare := 0
+	for _, x := range r.Results {
+		if strings.Contains(x.ChunkContent, "rare") {
+			rare++
+		}
+	}
+	if rare != 5 {
+		t.Fatalf("the rarer term's chunks must all be in the pool: got %d of 5", rare)
 	}
 }

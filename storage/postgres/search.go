@@ -72,7 +72,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 		strategy = postgram.StrategyExact
 	}
 	if strategy == "" || strategy == postgram.StrategyAuto {
-		n, err := s.countCandidates(ctx, ws, q, s.cfg.ExactThreshold+1)
+		n, err := s.candidateCount(ctx, ws, q, s.cfg.ExactThreshold+1)
 		if err != nil {
 			return postgram.VectorResult{}, err
 		}
@@ -98,6 +98,42 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 	// results than exist.
 	hits, err = s.vectorQuery(ctx, ws, q, m.Dimensions, false)
 	return postgram.VectorResult{Hits: hits, Plan: "hnsw+exact"}, err
+}
+
+// candidateCount counts (up to cap) the chunks a vector query may rank.
+// Broad filters (only archived rows and other clients' session context
+// excluded) reuse a per-workspace count for countTTL, so most searches pay
+// no extra query.
+func (s *Store) candidateCount(ctx context.Context, ws string, q postgram.VectorQuery, cap int) (int, error) {
+	f := q.Filter
+	broad := len(f.Types) == 0 && len(f.Statuses) == 0 && len(f.Visibilities) == 0 && f.Owner == "" &&
+		len(f.Tags) == 0 && f.MemoryRole == "" && f.UpdatedBefore.IsZero() && f.UpdatedAfter.IsZero()
+	if !broad {
+		return s.countCandidates(ctx, ws, q, cap)
+	}
+	key := fmt.Sprintf("%s\x00%d", ws, q.ModelID)
+	s.mu.RLock()
+	c, ok := s.counts[key]
+	s.mu.RUnlock()
+	if ok && time.Since(c.at) < countTTL {
+		return c.n, nil
+	}
+	n, err := s.countCandidates(ctx, ws, postgram.VectorQuery{ModelID: q.ModelID, Filter: postgram.EntityFilter{IncludeArchived: true}}, cap)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	s.counts[key] = countEntry{n: n, at: time.Now()}
+	s.mu.Unlock()
+	return n, nil
+}
+
+// countTTL bounds how stale a cached broad candidate count may be.
+const countTTL = 30 * time.Second
+
+type countEntry struct {
+	n  int
+	at time.Time
 }
 
 func (s *Store) countCandidates(ctx context.Context, ws string, q postgram.VectorQuery, cap int) (int, error) {
@@ -411,4 +447,43 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f pos
 		return nil, fmt.Errorf("postgres: neighbors: %w", mapErr(err))
 	}
 	return out, nil
+}
+
+// TermFrequencies implements postgram.TermStatser from the planner's
+// statistics of the chunk tsvector column (most common elements and their
+// frequencies, kept by ANALYZE/autovacuum). A term's lexemes are ANDed, so
+// its frequency is at most its rarest lexeme's; a lexeme outside the
+// statistics is rarer than every one inside (estimated 0).
+func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) ([]float64, bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT t.i, COALESCE(min(COALESCE(f.freq, 0)), 0)::float8
+		FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i)
+		LEFT JOIN LATERAL unnest(tsvector_to_array(to_tsvector('simple', t.term))) AS lx(lexeme) ON true
+		LEFT JOIN (
+			SELECT unnest(most_common_elems::text::text[]) AS lexeme, unnest(most_common_elem_freqs) AS freq
+			FROM pg_stats WHERE tablename = 'chunks' AND attname = 'tsv' AND schemaname = current_schema()
+		) f ON f.lexeme = lx.lexeme
+		WHERE EXISTS (SELECT 1 FROM pg_stats WHERE tablename = 'chunks' AND attname = 'tsv'
+			AND schemaname = current_schema() AND most_common_elems IS NOT NULL)
+		GROUP BY t.i ORDER BY t.i`, terms)
+	if err != nil {
+		return nil, false, fmt.Errorf("postgres: term frequencies: %w", mapErr(err))
+	}
+	defer rows.Close()
+	out := make([]float64, len(terms))
+	n := 0
+	for rows.Next() {
+		var i int
+		var f float64
+		if err := rows.Scan(&i, &f); err != nil {
+			return nil, false, fmt.Errorf("postgres: term frequencies: %w", err)
+		}
+		if i >= 1 && i <= len(out) {
+			out[i-1] = f
+			n++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("postgres: term frequencies: %w", mapErr(err))
+	}
+	return out, n == len(terms), nil
 }

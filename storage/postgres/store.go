@@ -40,7 +40,9 @@ type Config struct {
 	NotifyChannel string
 	// EfSearch is hnsw.ef_search for ANN scans. Default 100.
 	EfSearch int
-	// MaxScanTuples is hnsw.max_scan_tuples for iterative scans. Default 20000.
+	// MaxScanTuples is hnsw.max_scan_tuples for iterative scans: how far an
+	// ANN scan looks for rows passing the filters before the search falls
+	// back to exact ranking. Default 2000.
 	MaxScanTuples int
 	// ExactThreshold: with StrategyAuto, searches whose filtered candidate
 	// set has at most this many chunks rank exactly. Default 1000.
@@ -59,7 +61,7 @@ func (c *Config) defaults() {
 		c.EfSearch = 100
 	}
 	if c.MaxScanTuples <= 0 {
-		c.MaxScanTuples = 20000
+		c.MaxScanTuples = 2000
 	}
 	if c.ExactThreshold <= 0 {
 		c.ExactThreshold = 1000
@@ -84,10 +86,12 @@ type Store struct {
 
 	mu     sync.RWMutex
 	models map[int64]postgram.ModelInfo // by id
+	counts map[string]countEntry        // broad vector candidate counts by workspace and model
 }
 
 var _ postgram.Storage = (*Store)(nil)
 var _ postgram.Notifier = (*Store)(nil)
+var _ postgram.TermStatser = (*Store)(nil)
 
 // maxIndexedDims is pgvector's limit for HNSW on the vector type.
 const maxIndexedDims = 2000
@@ -144,7 +148,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Store {
 }
 
 func newStore(pool *pgxpool.Pool, cfg Config) *Store {
-	return &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}}
+	return &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}, counts: map[string]countEntry{}}
 }
 
 // Pool exposes the underlying pool (for admin tools).
