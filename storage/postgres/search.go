@@ -159,8 +159,12 @@ func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool)
 	vec := args.add(pgvector.NewVector(q.Vector))
 	where := filterSQL(q.Filter, (*[]any)(&args))
 	qs := termQueries(q.Terms, &args)
-	dist := fmt.Sprintf("(c.embedding::vector(%d) <=> %s::vector(%d))", dims, vec, dims)
-	order := dist
+	// The typmod cast is needed only to match the HNSW index expression;
+	// elsewhere it would cost a copy of every vector, so distances are
+	// computed on the plain column (all rows of one model share its
+	// dimensions).
+	dist := fmt.Sprintf("(c.embedding <=> %s::vector)", vec)
+	order := fmt.Sprintf("(c.embedding::vector(%d) <=> %s::vector(%d))", dims, vec, dims)
 	if !ann {
 		order = "(1 - " + dist + ") DESC, c.id"
 	}
@@ -317,8 +321,8 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 		}
 		if len(q.Vector) == m.Dimensions {
 			v := args.add(pgvector.NewVector(q.Vector))
-			sim = fmt.Sprintf("CASE WHEN c.model_id = %d AND c.embedding IS NOT NULL THEN 1 - (c.embedding::vector(%d) <=> %s::vector(%d)) END",
-				q.ModelID, m.Dimensions, v, m.Dimensions)
+			sim = fmt.Sprintf("CASE WHEN c.model_id = %d AND c.embedding IS NOT NULL THEN 1 - (c.embedding <=> %s::vector) END",
+				q.ModelID, v)
 		}
 	}
 	excl := ""

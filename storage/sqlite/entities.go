@@ -102,12 +102,12 @@ func prepareChunks(ws string, chunks []postgram.ChunkInput) []preparedChunk {
 }
 
 // insertChunks inserts chunks and their keyword index rows.
-func insertChunks(ctx context.Context, tx *sql.Tx, ws string, entityID uuid.UUID, chunks []preparedChunk) error {
+func insertChunks(ctx context.Context, tx *sql.Tx, ws string, entityID uuid.UUID, entityRID int64, chunks []preparedChunk) error {
 	if len(chunks) == 0 {
 		return nil
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks (workspace_id, id, entity_id, chunk_index, content, start_offset, end_offset, tsv)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid`)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks (workspace_id, id, entity_id, entity_rid, chunk_index, content, start_offset, end_offset, tsv)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid`)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func insertChunks(ctx context.Context, tx *sql.Tx, ws string, entityID uuid.UUID
 	eid := entityID.String()
 	for _, c := range chunks {
 		var rid int64
-		if err := ins.QueryRowContext(ctx, ws, c.ID.String(), eid, c.Index, c.Content, c.Start, c.End, c.tsv).Scan(&rid); err != nil {
+		if err := ins.QueryRowContext(ctx, ws, c.ID.String(), eid, entityRID, c.Index, c.Content, c.Start, c.End, c.tsv).Scan(&rid); err != nil {
 			return err
 		}
 		if _, err := fts.ExecContext(ctx, rid, c.tokens); err != nil {
@@ -143,15 +143,16 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity,
 		queuedAt = micros(e.CreatedAt)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source,
+		var rid int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source,
 				metadata, client_id, version, enrichment_status, enrichment_queued_at, extraction_status, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid`,
 			ws, e.ID.String(), e.Type, e.Content, e.Visibility, e.Owner, e.Status, stringsJSON(e.Tags), e.Source,
-			meta, e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, micros(e.CreatedAt), micros(e.UpdatedAt))
+			meta, e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, micros(e.CreatedAt), micros(e.UpdatedAt)).Scan(&rid)
 		if err != nil {
 			return err
 		}
-		if err := insertChunks(ctx, tx, ws, e.ID, prepared); err != nil {
+		if err := insertChunks(ctx, tx, ws, e.ID, rid, prepared); err != nil {
 			return err
 		}
 		return auditInsert(ctx, tx, ws, audit)
@@ -167,7 +168,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity,
 
 // GetEntity implements postgram.Storage.
 func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*postgram.Entity, error) {
-	e, err := scanEntity(s.r.QueryRowContext(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = ? AND e.id = ?", ws, id.String()))
+	e, err := scanEntity(s.queryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = ? AND e.id = ?", ws, id.String()))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("entity %s: %w", id, postgram.ErrNotFound)
 	}
@@ -182,7 +183,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+entityCols+` FROM entities e
+	rows, err := s.query(ctx, "SELECT "+entityCols+` FROM entities e
 		WHERE e.workspace_id = ? AND e.id IN (SELECT value FROM json_each(?))`, ws, idsJSON(ids))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: get entities: %w", mapErr(err))
@@ -214,7 +215,8 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 		prepared = prepareChunks(ws, chunks)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
+		var rid int64
+		err := tx.QueryRowContext(ctx, `
 			UPDATE entities SET type = ?3, content = ?4, visibility = ?5, owner = ?6, status = ?7, tags = ?8,
 				source = ?9, metadata = ?10, version = ?11, updated_at = ?12, extraction_status = ?13,
 				chunk_generation = chunk_generation + CASE WHEN ?14 THEN 1 ELSE 0 END,
@@ -224,15 +226,11 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 				enrichment_queued_at = CASE WHEN ?14 THEN ?12 ELSE enrichment_queued_at END,
 				enrichment_retry_at = CASE WHEN ?14 THEN NULL ELSE enrichment_retry_at END,
 				enrichment_leased_until = CASE WHEN ?14 THEN NULL ELSE enrichment_leased_until END
-			WHERE workspace_id = ?1 AND id = ?2 AND version = ?16`,
+			WHERE workspace_id = ?1 AND id = ?2 AND version = ?16
+			RETURNING rid`,
 			ws, e.ID.String(), e.Type, e.Content, e.Visibility, e.Owner, e.Status, stringsJSON(e.Tags),
-			e.Source, meta, e.Version, micros(e.UpdatedAt), e.ExtractionStatus, rechunk, e.EnrichmentStatus, expected)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
+			e.Source, meta, e.Version, micros(e.UpdatedAt), e.ExtractionStatus, rechunk, e.EnrichmentStatus, expected).Scan(&rid)
+		if errors.Is(err, sql.ErrNoRows) {
 			cur, err := scanEntity(tx.QueryRowContext(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = ? AND e.id = ?", ws, e.ID.String()))
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("entity %s: %w", e.ID, postgram.ErrNotFound)
@@ -241,6 +239,9 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 				return err
 			}
 			return &postgram.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
+		}
+		if err != nil {
+			return err
 		}
 		if err := auditInsert(ctx, tx, ws, audit); err != nil {
 			return err
@@ -251,7 +252,7 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE workspace_id = ? AND entity_id = ?", ws, e.ID.String()); err != nil {
 			return err
 		}
-		return insertChunks(ctx, tx, ws, e.ID, prepared)
+		return insertChunks(ctx, tx, ws, e.ID, rid, prepared)
 	})
 	if err != nil {
 		var ce *postgram.ConflictError
@@ -269,16 +270,11 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 func filterSQL(f postgram.EntityFilter, args *[]any) string {
 	var b strings.Builder
 	b.WriteString("1")
+	// Lists are JSON parameters, so the statement text depends only on
+	// which fields are set (and prepared statements are reused).
 	in := func(col string, vals []string) {
-		b.WriteString(" AND " + col + " IN (")
-		for i, v := range vals {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteByte('?')
-			*args = append(*args, v)
-		}
-		b.WriteByte(')')
+		b.WriteString(" AND " + col + " IN (SELECT value FROM json_each(?))")
+		*args = append(*args, stringsJSON(vals))
 	}
 	if len(f.Types) > 0 {
 		in("e.type", toStrings(f.Types))
@@ -332,7 +328,7 @@ func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFi
 	args := []any{ws}
 	where := filterSQL(f, &args)
 	args = append(args, limit, offset)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+entityCols+`, count(*) OVER () FROM entities e
+	rows, err := s.query(ctx, `SELECT `+entityCols+`, count(*) OVER () FROM entities e
 		WHERE e.workspace_id = ? AND `+where+`
 		ORDER BY e.created_at DESC, e.id DESC LIMIT ? OFFSET ?`, args...)
 	if err != nil {
@@ -355,7 +351,7 @@ func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFi
 		// Past the end: the window count saw no row; count separately.
 		cargs := []any{ws}
 		cwhere := filterSQL(f, &cargs)
-		if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM entities e WHERE e.workspace_id = ? AND "+cwhere, cargs...).Scan(&total); err != nil {
+		if err := s.queryRow(ctx, "SELECT count(*) FROM entities e WHERE e.workspace_id = ? AND "+cwhere, cargs...).Scan(&total); err != nil {
 			return nil, 0, fmt.Errorf("sqlite: count entities: %w", mapErr(err))
 		}
 	}

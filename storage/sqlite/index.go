@@ -255,7 +255,7 @@ func (ix *index) load(ctx context.Context) error {
 
 	rows, err = tx.QueryContext(ctx, `SELECT v.chunk_rid, v.model_id, c.workspace_id, c.id, e.rid, v.embedding
 		FROM chunk_embeddings v JOIN chunks c ON c.rid = v.chunk_rid
-		JOIN entities e ON e.workspace_id = c.workspace_id AND e.id = c.entity_id`)
+		JOIN entities e ON e.rid = c.entity_rid`)
 	if err != nil {
 		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
 	}
@@ -435,7 +435,7 @@ func (ix *index) catchUp(ctx context.Context) error {
 	var vecRows []vecRow
 	if len(chunks) > 0 {
 		rows, err := tx.QueryContext(ctx, `SELECT c.rid, c.workspace_id, c.id, e.rid, v.model_id, m.dimensions, v.embedding
-			FROM chunks c JOIN entities e ON e.workspace_id = c.workspace_id AND e.id = c.entity_id
+			FROM chunks c JOIN entities e ON e.rid = c.entity_rid
 			JOIN chunk_embeddings v ON v.chunk_rid = c.rid JOIN embedding_models m ON m.id = v.model_id
 			WHERE c.rid IN (SELECT value FROM json_each(?))`, ridList(chunks))
 		if err != nil {

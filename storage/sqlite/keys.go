@@ -141,7 +141,7 @@ func (s *Store) CreateKey(ctx context.Context, ws string, k *postgram.APIKey, ha
 // KeyByHash implements postgram.Storage.
 func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*postgram.APIKey, []byte, error) {
 	var stored []byte
-	k, err := scanKey(s.r.QueryRowContext(ctx, "SELECT "+keyCols+", key_hash FROM api_keys WHERE workspace_id = ? AND key_hash = ?", ws, hash), &stored)
+	k, err := scanKey(s.queryRow(ctx, "SELECT "+keyCols+", key_hash FROM api_keys WHERE workspace_id = ? AND key_hash = ?", ws, hash), &stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, fmt.Errorf("api key: %w", postgram.ErrNotFound)
 	}

@@ -268,7 +268,7 @@ func (s *Store) QueueStats(ctx context.Context, ws string, maxAttempts, failureL
 func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte) ([]float32, bool, error) {
 	var blob []byte
 	var used int64
-	err := s.r.QueryRowContext(ctx, `SELECT embedding, last_used_at FROM query_embeddings
+	err := s.queryRow(ctx, `SELECT embedding, last_used_at FROM query_embeddings
 		WHERE workspace_id = ? AND client_id = ? AND model_id = ? AND key = ?`, ws, clientID, modelID, key).Scan(&blob, &used)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil

@@ -110,8 +110,8 @@ func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgr
 	b.WriteByte(']')
 	args := []any{b.String(), ws}
 	where := filterSQL(f, &args)
-	rows, err := s.r.QueryContext(ctx, `SELECT c.rid, c.entity_id, c.content, c.tsv, e.updated_at
-		FROM chunks c JOIN entities e ON e.workspace_id = c.workspace_id AND e.id = c.entity_id
+	rows, err := s.query(ctx, `SELECT c.rid, c.entity_id, c.content, c.tsv, e.updated_at
+		FROM chunks c JOIN entities e ON e.rid = c.entity_rid
 		WHERE c.rid IN (SELECT value FROM json_each(?)) AND c.workspace_id = ? AND `+where, args...)
 	if err != nil {
 		return nil, mapErr(err)
@@ -179,9 +179,9 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	args = append(args, q.Limit)
 	// FTS5 drives the join (CROSS JOIN fixes the order): it yields the
 	// matching chunks of the workspace, the joins apply the filter.
-	rows, err := s.r.QueryContext(ctx, `SELECT c.rid, c.id, c.entity_id, c.content, c.tsv, e.updated_at
+	rows, err := s.query(ctx, `SELECT c.rid, c.id, c.entity_id, c.content, c.tsv, e.updated_at
 		FROM chunk_fts CROSS JOIN chunks c ON c.rid = chunk_fts.rowid
-		CROSS JOIN entities e ON e.workspace_id = c.workspace_id AND e.id = c.entity_id
+		CROSS JOIN entities e ON e.rid = c.entity_rid
 		WHERE chunk_fts MATCH ? AND c.workspace_id = ? AND `+where+excl+`
 		LIMIT ?`, args...)
 	if err != nil {
@@ -240,7 +240,7 @@ func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 	}
 	args := []any{ws, idsJSON(ids)}
 	where := filterSQL(f, &args)
-	rows, err := s.r.QueryContext(ctx, `SELECT x.id, x.relation, count(*) FROM (
+	rows, err := s.query(ctx, `SELECT x.id, x.relation, count(*) FROM (
 			SELECT ed.source_id AS id, ed.relation, ed.target_id AS other FROM edges ed
 				WHERE ed.workspace_id = ?1 AND ed.source_id IN (SELECT value FROM json_each(?2))
 			UNION ALL
@@ -281,7 +281,7 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f pos
 	}
 	args := []any{ws, idsJSON(ids)}
 	where := filterSQL(f, &args)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+entityCols+`, x.seed, x.relation, x.direction FROM (
+	rows, err := s.query(ctx, `SELECT `+entityCols+`, x.seed, x.relation, x.direction FROM (
 			SELECT ed.source_id AS seed, ed.target_id AS other, ed.relation, 'outgoing' AS direction FROM edges ed
 				WHERE ed.workspace_id = ?1 AND ed.source_id IN (SELECT value FROM json_each(?2))
 			UNION ALL

@@ -132,7 +132,8 @@ type Store struct {
 	r     *sql.DB // read-only pool
 	watch *sql.DB // one connection that polls PRAGMA data_version
 
-	idx *index
+	idx   *index
+	stmts stmtCache // prepared statements of the read pool
 
 	writes atomic.Int64 // write transactions, to pace change_log pruning
 	closed atomic.Bool
@@ -331,6 +332,7 @@ func (s *Store) Close() error {
 	}
 	// A passive checkpoint keeps the WAL small for the next open; SQLite
 	// also checkpoints when the last connection closes.
+	s.stmts.close()
 	var errs []error
 	for _, db := range []*sql.DB{s.watch, s.r, s.w} {
 		if err := db.Close(); err != nil {

@@ -71,6 +71,10 @@ CREATE TABLE chunks (
     workspace_id  TEXT NOT NULL,
     id            TEXT NOT NULL CHECK (length(id) = 36),
     entity_id     TEXT NOT NULL,
+    -- A copy of the entity's rid, so that joins from the keyword and vector
+    -- indexes reach the entity by its primary key. The foreign key below
+    -- (which cascades deletes) is the authoritative link.
+    entity_rid    INTEGER NOT NULL,
     chunk_index   INTEGER NOT NULL,
     content       TEXT NOT NULL,
     start_offset  INTEGER NOT NULL DEFAULT 0,
