@@ -181,7 +181,7 @@ func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool)
 // annSettings make the planner walk the HNSW index: its cost model cannot
 // see that a sequential scan must read every embedding, so on small and
 // medium tables it would rank exactly instead.
-const annSettings = "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off"
+const annSettings = "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off; SET LOCAL jit = off"
 
 func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQuery, dims int, ann bool) ([]postgram.VectorHit, error) {
 	sql, args := s.vectorSQL(ws, q, dims, ann)

@@ -123,7 +123,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 				return err
 			}
 		}
-		_, err := conn.Exec(ctx, fmt.Sprintf("SET hnsw.ef_search = %d; SET hnsw.iterative_scan = relaxed_order; SET hnsw.max_scan_tuples = %d", efSearch, maxScan))
+		// JIT compilation costs hundreds of milliseconds and never pays off
+		// for these short queries (and the forced ANN plans' disabled-node
+		// costs would always trigger it).
+		_, err := conn.Exec(ctx, fmt.Sprintf("SET jit = off; SET hnsw.ef_search = %d; SET hnsw.iterative_scan = relaxed_order; SET hnsw.max_scan_tuples = %d", efSearch, maxScan))
 		return err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -134,7 +135,11 @@ func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgr
 	return out, mapErr(rows.Err())
 }
 
-// KeywordProbe implements postgram.Storage.
+// KeywordProbe implements postgram.Storage. FTS5 finds the chunks whose
+// lexemes satisfy the probe; with Only, the listed chunks are read by id
+// instead and the probe is checked on their stored tsvector (the same
+// lexeme sets, so the same answer), which keeps scoring a pool independent
+// of how common its terms are.
 func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQuery) ([]postgram.KeywordHit, error) {
 	if len(q.Terms) == 0 || len(q.Terms) > 32 {
 		return nil, fmt.Errorf("sqlite: keyword probe: need 1 to 32 terms, got %d", len(q.Terms))
@@ -144,22 +149,35 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	for i := range all {
 		all[i] = i
 	}
-	var match string
+	var (
+		match string
+		holds func(mask uint32) bool // the probe, on a chunk's term mask
+	)
 	switch q.Mode {
 	case postgram.ProbeAll:
 		match = terms.match(ws, "AND", all)
+		var need uint32
+		for i, ls := range terms.of {
+			if len(ls) > 0 {
+				need |= 1 << i
+			}
+		}
+		holds = func(m uint32) bool { return m&need == need }
 	case postgram.ProbeAny:
 		match = terms.match(ws, "OR", all)
+		holds = func(m uint32) bool { return m != 0 }
 	case postgram.ProbeTerm:
 		if q.Term < 0 || q.Term >= len(q.Terms) {
 			return nil, fmt.Errorf("sqlite: keyword probe: term %d out of range", q.Term)
 		}
 		match = terms.match(ws, "AND", []int{q.Term})
+		bit := uint32(1) << q.Term
+		holds = func(m uint32) bool { return m&bit != 0 }
 	default:
 		return nil, fmt.Errorf("sqlite: keyword probe: unknown mode %d", q.Mode)
 	}
 	useVec := false
-	if len(q.Vector) > 0 {
+	if len(q.Vector) > 0 && !q.Bare {
 		m, err := s.model(ctx, q.ModelID)
 		if err != nil {
 			return nil, err
@@ -169,21 +187,41 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	if match == "" || q.Limit <= 0 {
 		return nil, nil // an empty tsquery matches nothing
 	}
-	args := []any{match, ws}
-	where := filterSQL(q.Filter, &args)
-	excl := ""
+	cols := "c.rid, c.id, c.entity_id, c.content, c.tsv, e.updated_at"
+	if q.Bare && len(q.Only) == 0 {
+		cols = "c.rid, c.id, c.entity_id, NULL, NULL, NULL"
+	}
+	var (
+		sqlText string
+		args    []any
+	)
+	if len(q.Only) > 0 {
+		// Read the listed chunks; the probe is checked below. No LIMIT:
+		// it applies to the chunks that pass.
+		args = []any{idsJSON(q.Only), ws}
+		where := filterSQL(q.Filter, &args)
+		sqlText = `SELECT ` + cols + ` FROM json_each(?) j
+			CROSS JOIN chunks c ON c.workspace_id = ? AND c.id = j.value
+			CROSS JOIN entities e ON e.rid = c.entity_rid
+			WHERE ` + where
+	} else {
+		// FTS5 drives the join (CROSS JOIN fixes the order): it yields the
+		// matching chunks of the workspace, the joins apply the filter.
+		args = []any{match, ws}
+		where := filterSQL(q.Filter, &args)
+		sqlText = `SELECT ` + cols + ` FROM chunk_fts CROSS JOIN chunks c ON c.rid = chunk_fts.rowid
+			CROSS JOIN entities e ON e.rid = c.entity_rid
+			WHERE chunk_fts MATCH ? AND c.workspace_id = ? AND ` + where
+	}
 	if len(q.Exclude) > 0 {
-		excl = " AND c.id NOT IN (SELECT value FROM json_each(?))"
+		sqlText += " AND c.id NOT IN (SELECT value FROM json_each(?))"
 		args = append(args, idsJSON(q.Exclude))
 	}
-	args = append(args, q.Limit)
-	// FTS5 drives the join (CROSS JOIN fixes the order): it yields the
-	// matching chunks of the workspace, the joins apply the filter.
-	rows, err := s.query(ctx, `SELECT c.rid, c.id, c.entity_id, c.content, c.tsv, e.updated_at
-		FROM chunk_fts CROSS JOIN chunks c ON c.rid = chunk_fts.rowid
-		CROSS JOIN entities e ON e.rid = c.entity_rid
-		WHERE chunk_fts MATCH ? AND c.workspace_id = ? AND `+where+excl+`
-		LIMIT ?`, args...)
+	if len(q.Only) == 0 {
+		sqlText += " LIMIT ?"
+		args = append(args, q.Limit)
+	}
+	rows, err := s.query(ctx, sqlText, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: keyword probe: %w", mapErr(err))
 	}
@@ -191,12 +229,14 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	var hits []postgram.KeywordHit
 	var rids []int64
 	var d docTerms
-	for rows.Next() {
+	for rows.Next() && len(hits) < q.Limit {
 		var h postgram.KeywordHit
-		var rid, updated int64
+		var rid int64
+		var updated sql.NullInt64
 		var cid, eid string
+		var content sql.NullString
 		var tsv []byte
-		if err := rows.Scan(&rid, &cid, &eid, &h.Content, &tsv, &updated); err != nil {
+		if err := rows.Scan(&rid, &cid, &eid, &content, &tsv, &updated); err != nil {
 			return nil, fmt.Errorf("sqlite: keyword probe: %w", err)
 		}
 		if h.ChunkID, err = uuid.Parse(cid); err != nil {
@@ -205,12 +245,22 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 		if h.EntityID, err = uuid.Parse(eid); err != nil {
 			return nil, fmt.Errorf("sqlite: keyword probe: %w", err)
 		}
-		if err := terms.scan(tsv, &d); err != nil {
-			return nil, fmt.Errorf("sqlite: keyword probe: chunk %s: %w", h.ChunkID, err)
+		if tsv != nil {
+			if err := terms.scan(tsv, &d); err != nil {
+				return nil, fmt.Errorf("sqlite: keyword probe: chunk %s: %w", h.ChunkID, err)
+			}
+			h.Matched = terms.mask(&d)
+			if len(q.Only) > 0 && !holds(h.Matched) {
+				continue
+			}
+			if q.Bare {
+				h.Matched = 0
+			} else {
+				h.Rank = float64(terms.rankCD(&d))
+				h.Content = content.String
+				h.UpdatedAt = fromMicros(updated.Int64)
+			}
 		}
-		h.Rank = float64(terms.rankCD(&d))
-		h.Matched = terms.mask(&d)
-		h.UpdatedAt = fromMicros(updated)
 		hits = append(hits, h)
 		rids = append(rids, rid)
 	}
