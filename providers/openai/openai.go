@@ -154,19 +154,7 @@ func (e *Embedder) MaxBatch() int { return e.maxBatch }
 // MaxBatch are sent as several sequential requests; the first failure aborts
 // the call. An empty input returns nil without a request.
 func (e *Embedder) EmbedBatch(ctx context.Context, texts []string) ([][]float32, error) {
-	if len(texts) == 0 {
-		return nil, nil
-	}
-	out := make([][]float32, 0, len(texts))
-	for start := 0; start < len(texts); start += e.maxBatch {
-		end := min(start+e.maxBatch, len(texts))
-		vecs, err := e.embed(ctx, texts[start:end])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, vecs...)
-	}
-	return out, nil
+	return httpjson.Batched(ctx, texts, e.maxBatch, e.embed)
 }
 
 // request is the body of POST /embeddings.

@@ -343,3 +343,21 @@ func CleanBaseURL(raw string) (string, error) {
 func HasControl(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
+
+// Batched calls embed on consecutive slices of at most max texts and
+// concatenates the vectors; the first failure aborts. No texts, no call.
+func Batched(ctx context.Context, texts []string, max int, embed func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += max {
+		end := min(start+max, len(texts))
+		vecs, err := embed(ctx, texts[start:end])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vecs...)
+	}
+	return out, nil
+}
