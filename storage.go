@@ -248,7 +248,9 @@ type KeywordQuery struct {
 	// Exclude lists chunks already in the pool, skipped by the probe.
 	Exclude []uuid.UUID
 	// Only, when non-empty, restricts the probe to these chunks (used to
-	// score a pool chosen by bare probes).
+	// score a pool chosen by bare probes). With ProbeAny the caller vouches
+	// that every listed chunk matches a term, so backends may skip the
+	// match test.
 	Only []uuid.UUID
 	// Bare asks only for ChunkID and EntityID (membership): backends may
 	// skip ranking, masks, similarity and content.

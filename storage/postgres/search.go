@@ -164,17 +164,25 @@ func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool)
 	// computed on the plain column (all rows of one model share its
 	// dimensions).
 	dist := fmt.Sprintf("(c.embedding <=> %s::vector)", vec)
-	order := fmt.Sprintf("(c.embedding::vector(%d) <=> %s::vector(%d))", dims, vec, dims)
-	if !ann {
-		order = "(1 - " + dist + ") DESC, c.id"
-	}
-	sql := fmt.Sprintf(`SELECT r.id, r.entity_id, ch.content, 1 - r.dist, r.updated_at, %s FROM (
-		SELECT c.id, c.entity_id, e.updated_at, %s AS dist
+	var inner string
+	if ann {
+		inner = fmt.Sprintf(`SELECT c.id, c.entity_id, e.updated_at, %s AS dist
 		FROM %s
 		WHERE c.workspace_id = $1 AND c.model_id = %d AND c.embedding IS NOT NULL AND %s
-		ORDER BY %s LIMIT %d
-	) r JOIN chunks ch ON ch.workspace_id = $1 AND ch.id = r.id
-	ORDER BY r.dist, r.id`, maskSQL("ch.tsv", qs), dist, chunkJoin, q.ModelID, where, order, q.Limit)
+		ORDER BY (c.embedding::vector(%d) <=> %s::vector(%d)) LIMIT %d`, dist, chunkJoin, q.ModelID, where, dims, vec, dims, q.Limit)
+	} else {
+		// OFFSET 0 keeps the distance computation below the sort, so the
+		// sort carries ids and distances, not whole rows.
+		inner = fmt.Sprintf(`SELECT * FROM (
+			SELECT c.id, c.entity_id, e.updated_at, %s AS dist
+			FROM %s
+			WHERE c.workspace_id = $1 AND c.model_id = %d AND c.embedding IS NOT NULL AND %s
+			OFFSET 0
+		) x ORDER BY dist, id LIMIT %d`, dist, chunkJoin, q.ModelID, where, q.Limit)
+	}
+	sql := fmt.Sprintf(`SELECT r.id, r.entity_id, ch.content, 1 - r.dist, r.updated_at, %s FROM (%s) r
+	JOIN chunks ch ON ch.workspace_id = $1 AND ch.id = r.id
+	ORDER BY r.dist, r.id`, maskSQL("ch.tsv", qs), inner)
 	return sql, args
 }
 
@@ -331,6 +339,11 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	}
 	if len(q.Only) > 0 {
 		excl += " AND c.id = ANY(" + args.add(q.Only) + "::uuid[])"
+		if q.Mode == postgram.ProbeAny {
+			// Scoring a pool: its chunks came from probes of these terms,
+			// so the primary key finds them without the text index.
+			match = "TRUE"
+		}
 	}
 	cols := fmt.Sprintf("c.id, c.entity_id, c.content, e.updated_at, ts_rank_cd(c.tsv, %s), %s, %s", orq, maskSQL("c.tsv", qs), sim)
 	if q.Bare {
