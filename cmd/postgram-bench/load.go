@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
+	"github.com/postgram-go/postgram/transport/rest"
+)
+
+// loadSchema is the load benchmark's schema, dropped and recreated on
+// every run.
+const loadSchema = "postgram_bench_load"
+
+type loadOptions struct {
+	databaseURL string
+	duration    time.Duration
+	concurrency int
+	searchRatio float64
+	seed        int
+	queries     int
+	dims        int
+	maxConns    int
+}
+
+func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, int) {
+	var o loadOptions
+	fs := newFlagSet("load", `Drives a real postgram-server handler (REST over loopback TCP, bearer key,
+in-process worker, deterministic stub embedder) with many concurrent HTTP
+clients: a mix of POST /api/search and POST /api/entities. Reports throughput
+and latency per request kind, and every error. Schema `+loadSchema+` is
+dropped and recreated on every run.`, stderr)
+	fs.StringVar(&o.databaseURL, "database-url", defaultDatabaseURL(), "PostgreSQL URL (default $DATABASE_URL, else the loopback test cluster)")
+	fs.DurationVar(&o.duration, "duration", 20*time.Second, "how long to drive load")
+	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent HTTP clients")
+	fs.Float64Var(&o.searchRatio, "search-ratio", 0.8, "fraction of requests that are searches (the rest store)")
+	fs.IntVar(&o.seed, "seed-entities", 2000, "entities stored and embedded before the load")
+	fs.IntVar(&o.queries, "queries", 300, "distinct search queries (repeated, as real agents do)")
+	fs.IntVar(&o.dims, "dims", 1536, "embedding dimensions")
+	fs.IntVar(&o.maxConns, "max-conns", 16, "PostgreSQL pool size")
+	code := parseFlags(fs, args, func() error {
+		switch {
+		case o.duration <= 0 || o.duration > time.Hour:
+			return errors.New("--duration must be between 0 and 1h")
+		case o.concurrency < 1 || o.concurrency > 1024:
+			return errors.New("--concurrency must be between 1 and 1024")
+		case o.searchRatio < 0 || o.searchRatio > 1:
+			return errors.New("--search-ratio must be between 0 and 1")
+		case o.seed < 1 || o.queries < 1:
+			return errors.New("--seed-entities and --queries must be positive")
+		case o.dims < 1 || o.dims > 2000:
+			return errors.New("--dims must be between 1 and 2000")
+		case o.maxConns < 2:
+			return errors.New("--max-conns must be at least 2")
+		}
+		return nil
+	})
+	return o, code
+}
+
+func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, code := parseLoadFlags(args, stderr)
+	if code >= 0 {
+		return code
+	}
+	if err := load(ctx, o, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "postgram-bench load:", err)
+		return exitError
+	}
+	return exitOK
+}
+
+func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
+	start := time.Now()
+	dsn, err := dsnWithSearchPath(o.databaseURL, loadSchema)
+	if err != nil {
+		return err
+	}
+	admin, err := openStore(ctx, o.databaseURL, 2)
+	if err != nil {
+		return err
+	}
+	if err := prepareSchema(ctx, admin, loadSchema, true); err != nil {
+		admin.Close()
+		return err
+	}
+	admin.Close()
+	st, err := openStore(ctx, dsn, o.maxConns)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	emb := postgramtest.NewEmbedder(o.dims)
+	client, err := postgram.New(ctx, postgram.Config{Store: st, Embedder: emb})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "postgram-bench load\n  %s\n  server    %s\n  load      %d clients for %s, %.0f%% search / %.0f%% store, %d seeded entities, %d distinct queries, %d dims\n",
+		buildInfo(), serverInfo(ctx, st), o.concurrency, o.duration, o.searchRatio*100, (1-o.searchRatio)*100, o.seed, o.queries, o.dims)
+
+	// Seed and embed.
+	vocab := NewVocabulary(defaultSeed)
+	if err := parallel(ctx, 8, o.seed, func(ctx context.Context, i int) error {
+		_, err := client.Store(ctx, postgram.StoreInput{Type: postgram.TypeDocument, Content: ContentOfSize(vocab, defaultSeed, i, 800)})
+		return err
+	}); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	if _, err := client.EnrichPending(ctx); err != nil {
+		return fmt.Errorf("seed: embed: %w", err)
+	}
+	if err := analyze(ctx, st, loadSchema); err != nil {
+		return err
+	}
+	logf(stderr, start, "seeded %d entities", o.seed)
+
+	token, _, err := client.CreateKey(ctx, postgram.KeySpec{Name: "load", Scopes: postgram.AllScopes})
+	if err != nil {
+		return err
+	}
+	// The server: the same handler stack postgram-server mounts, with the
+	// background worker running.
+	quiet := slog.New(slog.DiscardHandler)
+	handler := rest.RequestID(rest.Recover(quiet)(rest.New(rest.Config{Client: client, Logger: quiet})))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	wctx, stopWorker := context.WithCancel(context.Background())
+	defer stopWorker()
+	if err := client.Start(wctx); err != nil {
+		return err
+	}
+	defer client.Stop(context.Background())
+	base := "http://" + ln.Addr().String()
+
+	qg := newQueryGen(vocab, defaultSeed+7)
+	queries := make([][]byte, o.queries)
+	for i := range queries {
+		queries[i], _ = json.Marshal(map[string]any{"query": qg.short(), "limit": 10})
+	}
+	transport := &http.Transport{MaxIdleConns: o.concurrency * 2, MaxIdleConnsPerHost: o.concurrency * 2, IdleConnTimeout: time.Minute}
+	hc := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	defer transport.CloseIdleConnections()
+
+	type sample struct {
+		search bool
+		d      time.Duration
+	}
+	var (
+		mu       sync.Mutex
+		samples  []sample
+		errCount atomic.Int64
+		errMsgs  = map[string]int{}
+		stored   atomic.Int64
+	)
+	recordErr := func(msg string) {
+		errCount.Add(1)
+		mu.Lock()
+		errMsgs[msg]++
+		mu.Unlock()
+	}
+	do := func(ctx context.Context, path string, body []byte, want int) (time.Duration, bool) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", base+path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		t0 := time.Now()
+		resp, err := hc.Do(req)
+		if err != nil {
+			if ctx.Err() == nil {
+				recordErr(err.Error())
+			}
+			return 0, false
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		d := time.Since(t0)
+		if resp.StatusCode != want {
+			recordErr(fmt.Sprintf("%s: HTTP %d", path, resp.StatusCode))
+			return d, false
+		}
+		return d, true
+	}
+	// Warm the query cache and connections for a moment, then measure.
+	warm, cancelWarm := context.WithTimeout(ctx, 2*time.Second)
+	for i := 0; i < min(len(queries), 200); i++ {
+		do(warm, "/api/search", queries[i], 200)
+	}
+	cancelWarm()
+	errCount.Store(0)
+	clear(errMsgs)
+
+	runCtx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	var wg sync.WaitGroup
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	t0 := time.Now()
+	for w := 0; w < o.concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 99))
+			var local []sample
+			for runCtx.Err() == nil {
+				if r.Float64() < o.searchRatio {
+					d, ok := do(runCtx, "/api/search", queries[r.IntN(len(queries))], 200)
+					if ok {
+						local = append(local, sample{true, d})
+					}
+					continue
+				}
+				n := stored.Add(1)
+				body, _ := json.Marshal(map[string]any{"type": "memory", "content": ContentOfSize(vocab, defaultSeed+3, int(n), 600),
+					"tags": []string{"load"}})
+				d, ok := do(runCtx, "/api/entities", body, 201)
+				if ok {
+					local = append(local, sample{false, d})
+				}
+			}
+			mu.Lock()
+			samples = append(samples, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	runtime.ReadMemStats(&ms1)
+
+	var searches, stores []time.Duration
+	for _, s := range samples {
+		if s.search {
+			searches = append(searches, s.d)
+		} else {
+			stores = append(stores, s.d)
+		}
+	}
+	t := newTable(fmt.Sprintf("load (%d clients, %s, loopback HTTP)", o.concurrency, o.duration),
+		"request", "n", "per second", "p50 ms", "p95 ms", "p99 ms", "max ms")
+	for _, row := range []struct {
+		name string
+		d    []time.Duration
+	}{{"POST /api/search", searches}, {"POST /api/entities", stores}, {"all", append(append([]time.Duration(nil), searches...), stores...)}} {
+		s := summarize(row.d)
+		t.add(row.name, fmt.Sprint(s.N), perSec(rate(s.N, elapsed)), ms(s.P50), ms(s.P95), ms(s.P99), ms(s.Max))
+	}
+	if err := t.write(stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "errors: %d\n", errCount.Load())
+	for msg, n := range errMsgs {
+		fmt.Fprintf(stdout, "  %d × %s\n", n, msg)
+	}
+	q, err := client.QueueStatus(ctx, 0)
+	if err == nil {
+		fmt.Fprintf(stdout, "queue after the run: %d pending, %d completed, %d failed\n", q.Embedding.Pending, q.Embedding.Completed, q.Embedding.Failed)
+	}
+	fmt.Fprintf(stdout, "go runtime: %.1f MiB allocated during the run, GOMAXPROCS=%d\n",
+		float64(ms1.TotalAlloc-ms0.TotalAlloc)/(1<<20), runtime.GOMAXPROCS(0))
+	printFooter(stdout, start)
+	if errCount.Load() > 0 {
+		return fmt.Errorf("%d requests failed", errCount.Load())
+	}
+	return nil
+}
