@@ -1,0 +1,719 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/query"
+	"github.com/postgram-go/postgram/postgramtest"
+	"github.com/postgram-go/postgram/storage/postgres"
+)
+
+// searchLimit is the result count of every benchmark search.
+const searchLimit = 10
+
+// vectorTarget mirrors the client's vector candidate count for searchLimit
+// with the default SearchConfig: min(KeywordPoolSize, max(50, 5 × limit)).
+const vectorTarget = 50
+
+// memorySetSize is how many distinct queries the memory-cache profile repeats.
+const memorySetSize = 10
+
+// workspace is the workspace every benchmark client uses.
+const workspace = postgram.DefaultWorkspace
+
+// searchOptions are the search subcommand's flags.
+type searchOptions struct {
+	databaseURL    string
+	schema         string
+	reset          bool
+	entities       int
+	chunks         int
+	dims           int
+	delay          time.Duration
+	queries        int
+	warmup         int
+	narrow         int
+	seed           uint64
+	maxConns       int
+	buildWriters   int
+	buildEnrichers int
+	explainFull    bool
+	targets        bool
+	targetMS       float64
+	assert         bool
+}
+
+func parseSearchFlags(args []string, stderr io.Writer) (searchOptions, int) {
+	var o searchOptions
+	fs := newFlagSet("search", `Builds (or reuses) a synthetic fixture in its own schema, then runs six search
+profiles one query at a time and prints wall-clock percentiles, the same with
+the stub provider delay removed, provider calls, the vector plans and keyword
+probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, stderr)
+	fs.StringVar(&o.databaseURL, "database-url", defaultDatabaseURL(), "PostgreSQL URL (default $DATABASE_URL, else the loopback test cluster)")
+	fs.StringVar(&o.schema, "schema", "postgram_bench", "schema holding the fixture (created if missing; connected with search_path=<schema>,public)")
+	fs.BoolVar(&o.reset, "reset", false, "drop and recreate the schema, rebuilding the fixture")
+	fs.IntVar(&o.entities, "entities", 5000, "entities in the fixture")
+	fs.IntVar(&o.chunks, "chunks", 6000, "total chunks: chunks-entities entities get two chunks, the rest one (entities <= chunks <= 2×entities)")
+	fs.IntVar(&o.dims, "dims", 1536, "embedding dimensions")
+	fs.DurationVar(&o.delay, "delay", 20*time.Millisecond, "stub embedder delay per provider call during the profiles")
+	fs.IntVar(&o.queries, "queries", 200, "measured queries per profile")
+	fs.IntVar(&o.warmup, "warmup", 20, "warm-up queries per profile (not measured)")
+	fs.IntVar(&o.narrow, "narrow", 30, "one-chunk entities tagged narrow for the underfilled HNSW profile (must give fewer chunks than the 50-chunk vector target)")
+	fs.Uint64Var(&o.seed, "seed", defaultSeed, "seed of the vocabulary, texts and queries")
+	fs.IntVar(&o.maxConns, "max-conns", 10, "PostgreSQL pool size")
+	fs.IntVar(&o.buildWriters, "build-writers", 8, "concurrent Client.Store goroutines while building the fixture")
+	fs.IntVar(&o.buildEnrichers, "build-enrichers", 1, "concurrent EnrichPending calls while building the fixture")
+	fs.BoolVar(&o.explainFull, "explain-full", false, "also print the full EXPLAIN (ANALYZE, BUFFERS) output")
+	fs.BoolVar(&o.targets, "targets", false, "print whether each profile's p95 excluding the stub delay meets --target-ms")
+	fs.Float64Var(&o.targetMS, "target-ms", 10, "latency target for --targets, in milliseconds")
+	fs.BoolVar(&o.assert, "assert", false, "with --targets (implied): exit with status 3 when a profile misses the target")
+	code := parseFlags(fs, args, func() error {
+		switch {
+		case o.entities < 1:
+			return errors.New("--entities must be positive")
+		case o.chunks < o.entities || o.chunks > 2*o.entities:
+			return fmt.Errorf("--chunks must be between --entities (%d) and twice that (%d)", o.entities, 2*o.entities)
+		case o.dims < 1 || o.dims > 16000:
+			return errors.New("--dims must be between 1 and 16000")
+		case o.delay < 0:
+			return errors.New("--delay must not be negative")
+		case o.queries < 1:
+			return errors.New("--queries must be positive")
+		case o.warmup < 0:
+			return errors.New("--warmup must not be negative")
+		case o.narrow < 1 || o.narrow >= vectorTarget:
+			return fmt.Errorf("--narrow must be between 1 and %d", vectorTarget-1)
+		case o.seed > 1<<62:
+			return errors.New("--seed must be below 2^62")
+		case o.maxConns < 1 || o.buildWriters < 1 || o.buildEnrichers < 1:
+			return errors.New("--max-conns, --build-writers and --build-enrichers must be positive")
+		case !(o.targetMS > 0):
+			return errors.New("--target-ms must be positive")
+		}
+		if o.entities-(o.chunks-o.entities) < o.narrow {
+			return fmt.Errorf("need at least --narrow (%d) one-chunk entities; lower --chunks", o.narrow)
+		}
+		return checkSchemaName(o.schema)
+	})
+	if o.assert {
+		o.targets = true
+	}
+	return o, code
+}
+
+// runSearch is the search subcommand.
+func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, code := parseSearchFlags(args, stderr)
+	if code >= 0 {
+		return code
+	}
+	b := &searchBench{o: o, out: stdout, log: stderr, start: time.Now()}
+	code, err := b.run(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "postgram-bench search: %v\n", err)
+		return exitError
+	}
+	return code
+}
+
+// searchBench holds one search run's state.
+type searchBench struct {
+	o     searchOptions
+	out   io.Writer // tables
+	log   io.Writer // progress
+	start time.Time
+
+	st      *postgres.Store
+	fx      *Fixture
+	emb     *postgramtest.Embedder
+	client  *postgram.Client
+	modelID int64
+}
+
+func (b *searchBench) logf(format string, args ...any) { logf(b.log, b.start, format, args...) }
+
+func (b *searchBench) run(ctx context.Context) (int, error) {
+	o := b.o
+	dsn, err := dsnWithSearchPath(o.databaseURL, o.schema)
+	if err != nil {
+		return 0, err
+	}
+	b.st, err = openStore(ctx, dsn, o.maxConns)
+	if err != nil {
+		return 0, err
+	}
+	defer b.st.Close()
+	b.fx, err = NewFixture(o.seed, o.entities, o.chunks, o.narrow)
+	if err != nil {
+		return 0, err
+	}
+
+	fmt.Fprintf(b.out, "postgram-bench search\n")
+	fmt.Fprintf(b.out, "  database  %s\n", redact(dsn))
+	fmt.Fprintf(b.out, "  server    %s\n", serverInfo(ctx, b.st))
+	fmt.Fprintf(b.out, "  client    %s %s/%s, GOMAXPROCS=%d, NumCPU=%d, pool max_conns=%d\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU(), o.maxConns)
+	fmt.Fprintf(b.out, "  library   %s\n", buildInfo())
+	fmt.Fprintf(b.out, "  fixture   schema %s: %d entities, %d chunks, %d dims, seed %d, vocabulary %d words, %d narrow\n",
+		o.schema, o.entities, o.chunks, o.dims, o.seed, b.fx.Vocab.Size(), b.fx.NarrowCount())
+	fmt.Fprintf(b.out, "  profiles  %d warm-up + %d measured queries each, sequential, limit %d, stub delay %s per provider call\n",
+		o.warmup, o.queries, searchLimit, o.delay)
+
+	if err := b.ensureFixture(ctx); err != nil {
+		return 0, err
+	}
+
+	// A fresh embedder (call counter at zero) and client (empty LRU) for
+	// the measurements; the persisted cache is emptied so that "unique"
+	// queries are never answered from an earlier run.
+	b.emb = postgramtest.NewEmbedder(o.dims)
+	b.client, err = postgram.New(ctx, postgram.Config{Store: b.st, Embedder: b.emb})
+	if err != nil {
+		return 0, err
+	}
+	id, _, ok, err := b.st.ActiveModel(ctx)
+	if err != nil || !ok {
+		return 0, fmt.Errorf("no active embedding model (err %v)", err)
+	}
+	b.modelID = id
+	if err := exec(ctx, b.st, "TRUNCATE query_embeddings"); err != nil {
+		return 0, fmt.Errorf("empty the persisted query cache: %w", err)
+	}
+	b.emb.SetDelay(o.delay)
+
+	profiles, err := b.profiles(ctx)
+	if err != nil {
+		return 0, err
+	}
+	results := make([]*profileResult, 0, len(profiles))
+	for _, p := range profiles {
+		b.logf("profile %s: %d warm-up + %d measured", p.name, len(p.warmup), len(p.measure))
+		r, err := b.runProfile(ctx, p)
+		if err != nil {
+			return 0, fmt.Errorf("profile %s: %w", p.name, err)
+		}
+		results = append(results, r)
+	}
+	b.emb.SetDelay(0)
+	if err := b.printResults(results); err != nil {
+		return 0, err
+	}
+	if err := b.explain(ctx, profiles); err != nil {
+		return 0, err
+	}
+
+	code := exitOK
+	if o.targets {
+		if missed := b.printTargets(results); missed && o.assert {
+			code = exitTarget
+		}
+	}
+	failed := 0
+	for _, r := range results {
+		failed += r.checkFailures
+	}
+	printFooter(b.out, b.start)
+	if failed > 0 {
+		return 0, fmt.Errorf("verification failed for %d searches (see the check column)", failed)
+	}
+	return code, nil
+}
+
+// ensureFixture reuses the schema's fixture when bench_meta matches the
+// flags, and otherwise (re)builds it.
+func (b *searchBench) ensureFixture(ctx context.Context) error {
+	o := b.o
+	if err := prepareSchema(ctx, b.st, o.schema, o.reset); err != nil {
+		return err
+	}
+	meta, err := readMeta(ctx, b.st, o.schema)
+	if err != nil {
+		return err
+	}
+	if meta == nil {
+		// Refuse to drop a schema this command did not create.
+		if n, err := schemaTables(ctx, b.st, o.schema); err != nil {
+			return err
+		} else if n > 0 {
+			return fmt.Errorf("schema %s has %d tables but no complete fixture (no bench_meta row); pass --reset to drop and rebuild it", o.schema, n)
+		}
+	}
+	// SchemaVersion creates the (empty) version table when it is missing,
+	// so it runs only after the check above.
+	_, latest, err := b.st.SchemaVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("read migration versions: %w", err)
+	}
+	want := benchMeta{Version: fixtureVersion, Entities: o.entities, Chunks: o.chunks, Dims: o.dims, Seed: int64(o.seed), Migration: latest}
+	var status string
+	switch {
+	case meta != nil && meta.matches(want):
+		status = fmt.Sprintf("reused the fixture built %s (build took %.1fs, migration %d)",
+			meta.BuiltAt.Local().Format(time.DateTime), meta.BuildSeconds, meta.Migration)
+		b.logf("%s", status)
+		if err := b.st.Migrate(ctx); err != nil { // nothing to do: the versions match
+			return err
+		}
+	default:
+		if meta != nil {
+			b.logf("schema %s holds a different fixture (%d entities, %d chunks, %d dims, seed %d, fixture version %d, migration %d); rebuilding",
+				o.schema, meta.Entities, meta.Chunks, meta.Dims, meta.Seed, meta.Version, meta.Migration)
+		}
+		if err := dropSchema(ctx, b.st, o.schema); err != nil {
+			return err
+		}
+		if err := prepareSchema(ctx, b.st, o.schema, false); err != nil {
+			return err
+		}
+		if err := b.st.Migrate(ctx); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if err := b.build(ctx); err != nil {
+			return fmt.Errorf("build fixture: %w", err)
+		}
+		want.BuiltAt = time.Now()
+		want.BuildSeconds = time.Since(t0).Seconds()
+		if err := writeMeta(ctx, b.st, o.schema, want); err != nil {
+			return err
+		}
+		status = fmt.Sprintf("built in %.1fs (migration %d)", want.BuildSeconds, want.Migration)
+	}
+
+	c, err := countFixture(ctx, b.st, workspace)
+	if err != nil {
+		return err
+	}
+	sizes, err := relationSizes(ctx, b.st, o.schema)
+	if err != nil {
+		return err
+	}
+	t := newTable("fixture", "item", "expected", "actual", "note")
+	note := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "MISMATCH"
+	}
+	t.add("entities", fmt.Sprint(o.entities), fmt.Sprint(c.Entities), note(c.Entities == o.entities))
+	t.add("chunks", fmt.Sprint(o.chunks), fmt.Sprint(c.Chunks), note(c.Chunks == o.chunks))
+	t.add("embedded chunks", fmt.Sprint(o.chunks), fmt.Sprint(c.Embedded), note(c.Embedded == o.chunks))
+	t.add("narrow entities", fmt.Sprint(b.fx.NarrowCount()), fmt.Sprint(c.NarrowEntities), note(c.NarrowEntities == b.fx.NarrowCount()))
+	t.add("narrow chunks", fmt.Sprintf("< %d", vectorTarget), fmt.Sprint(c.NarrowChunks), note(c.NarrowChunks < vectorTarget))
+	if err := t.write(b.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(b.out, "  fixture: %s\n  sizes:   %s\n", status, sizes)
+	if c.Entities != o.entities || c.Chunks != o.chunks || c.Embedded != o.chunks {
+		return fmt.Errorf("the fixture does not match the flags (see the table); rerun with --reset")
+	}
+	return nil
+}
+
+// build stores the fixture through Client.Store from buildWriters
+// goroutines, embeds it with buildEnrichers concurrent EnrichPending calls
+// (zero-delay stub) and analyzes the tables.
+func (b *searchBench) build(ctx context.Context) error {
+	o := b.o
+	emb := postgramtest.NewEmbedder(o.dims)
+	emb.SetDelay(0)
+	c, err := postgram.New(ctx, postgram.Config{Store: b.st, Embedder: emb})
+	if err != nil {
+		return err
+	}
+	var stored atomic.Int64
+	t0 := time.Now()
+	b.logf("build: storing %d entities with %d goroutines", o.entities, o.buildWriters)
+	stop := ticker(10*time.Second, func() {
+		n := stored.Load()
+		b.logf("build: stored %d/%d entities (%.0f/s)", n, o.entities, rate(int(n), time.Since(t0)))
+	})
+	err = parallel(ctx, o.buildWriters, o.entities, func(ctx context.Context, i int) error {
+		if _, err := c.Store(ctx, b.fx.Entity(i)); err != nil {
+			return fmt.Errorf("store entity %d: %w", i, err)
+		}
+		stored.Add(1)
+		return nil
+	})
+	stop()
+	if err != nil {
+		return err
+	}
+	b.logf("build: stored %d entities in %s", o.entities, time.Since(t0).Round(time.Millisecond))
+
+	t1 := time.Now()
+	b.logf("build: embedding with %d concurrent EnrichPending calls", o.buildEnrichers)
+	var chunks atomic.Int64
+	stop = ticker(10*time.Second, func() {
+		qs, err := c.QueueStatus(ctx, 0)
+		if err == nil {
+			b.logf("build: embedded %d/%d entities", qs.Embedding.Completed, o.entities)
+		}
+	})
+	err = parallel(ctx, o.buildEnrichers, o.buildEnrichers, func(ctx context.Context, _ int) error {
+		st, err := c.EnrichPending(ctx)
+		chunks.Add(int64(st.Chunks))
+		return err
+	})
+	stop()
+	if err != nil {
+		return err
+	}
+	if err := checkQueueDone(ctx, c); err != nil {
+		return err
+	}
+	el := time.Since(t1)
+	b.logf("build: embedded %d chunks in %s (%.0f chunks/s)", chunks.Load(), el.Round(time.Millisecond), rate(int(chunks.Load()), el))
+	if err := analyze(ctx, b.st, o.schema); err != nil {
+		return err
+	}
+	b.logf("build: analyzed")
+	return nil
+}
+
+// searchProfile is one latency profile: the requests to run and what every
+// response must satisfy.
+type searchProfile struct {
+	name    string
+	client  *postgram.Client
+	prepare func(ctx context.Context) error // unmeasured set-up, before the warm-up
+	warmup  []postgram.SearchRequest
+	measure []postgram.SearchRequest
+	check   func(*postgram.SearchResponse) error
+}
+
+// profileResult is a profile's measurements.
+type profileResult struct {
+	name          string
+	wall, excl    []time.Duration
+	calls         int64
+	plans, probes counter
+	sources       counter
+	results       int // total results returned
+	checkFailures int
+	firstFailure  string
+}
+
+func requests(n int, gen func() string, tmpl postgram.SearchRequest) []postgram.SearchRequest {
+	out := make([]postgram.SearchRequest, n)
+	for i := range out {
+		out[i] = tmpl
+		out[i].Query = gen()
+	}
+	return out
+}
+
+// profiles builds the six profiles. Queries are deterministic (seeded) and
+// unique across the run unless a profile repeats them on purpose.
+func (b *searchBench) profiles(ctx context.Context) ([]searchProfile, error) {
+	o := b.o
+	qg := newQueryGen(b.fx.Vocab, o.seed+1)
+	base := postgram.SearchRequest{Limit: searchLimit}
+	short := func() string { return qg.unique(qg.short) }
+	wantSource := func(want postgram.QueryEmbeddingSource) func(*postgram.SearchResponse) error {
+		return func(r *postgram.SearchResponse) error {
+			if r.Stats.QueryEmbedding != want {
+				return fmt.Errorf("query embedding from %q, want %q", r.Stats.QueryEmbedding, want)
+			}
+			return nil
+		}
+	}
+	var ps []searchProfile
+
+	// 1. Every query new: one provider call each.
+	ps = append(ps, searchProfile{
+		name: "cold_unique_queries", client: b.client,
+		warmup: requests(o.warmup, short, base), measure: requests(o.queries, short, base),
+		check: wantSource(postgram.FromProvider),
+	})
+
+	// 2. A few queries repeated: the in-process LRU answers.
+	set := requests(memorySetSize, short, base)
+	cycle := func(n int) []postgram.SearchRequest {
+		out := make([]postgram.SearchRequest, n)
+		for i := range out {
+			out[i] = set[i%len(set)]
+		}
+		return out
+	}
+	ps = append(ps, searchProfile{
+		name: "memory_cache_hit", client: b.client,
+		prepare: func(ctx context.Context) error { return b.searchAll(ctx, b.client, set) },
+		warmup:  cycle(o.warmup), measure: cycle(o.queries),
+		check: wantSource(postgram.FromMemoryCache),
+	})
+
+	// 3. Queries persisted by a first run, then searched by a client whose
+	// LRU is disabled: the store's cache answers.
+	noLRU, err := postgram.New(ctx, postgram.Config{Store: b.st, Embedder: b.emb,
+		QueryCache: postgram.QueryCacheConfig{Size: -1}})
+	if err != nil {
+		return nil, err
+	}
+	dbWarm, dbMeasure := requests(o.warmup, short, base), requests(o.queries, short, base)
+	ps = append(ps, searchProfile{
+		name: "database_cache_hit", client: noLRU,
+		prepare: func(ctx context.Context) error {
+			// Persisting is not what is measured: skip the stub delay.
+			b.emb.SetDelay(0)
+			defer b.emb.SetDelay(o.delay)
+			return b.searchAll(ctx, b.client, append(append([]postgram.SearchRequest{}, dbWarm...), dbMeasure...))
+		},
+		warmup: dbWarm, measure: dbMeasure,
+		check: wantSource(postgram.FromStoreCache),
+	})
+
+	// 4. ~12 common words: the conjunction rarely fills the keyword pool,
+	// so the OR and per-term probes run.
+	long := func() string { return qg.unique(func() string { return qg.commonWords(12, 60) }) }
+	ps = append(ps, searchProfile{
+		name: "long_keyword_query", client: b.client,
+		warmup: requests(o.warmup, long, base), measure: requests(o.queries, long, base),
+		check: func(r *postgram.SearchResponse) error {
+			if len(r.Stats.Terms) != 12 {
+				return fmt.Errorf("%d terms retained, want 12", len(r.Stats.Terms))
+			}
+			return nil
+		},
+	})
+
+	// 5. A pasted paragraph of 300 distinct terms: 24 retained.
+	pasted := func() string { return qg.unique(func() string { return qg.pasted(300) }) }
+	ps = append(ps, searchProfile{
+		name: "pasted_query", client: b.client,
+		warmup: requests(o.warmup, pasted, base), measure: requests(o.queries, pasted, base),
+		check: func(r *postgram.SearchResponse) error {
+			if len(r.Stats.Terms) != query.MaxTerms || r.Stats.TruncatedTerms != 300-query.MaxTerms {
+				return fmt.Errorf("terms %d truncated %d, want %d and %d", len(r.Stats.Terms), r.Stats.TruncatedTerms,
+					query.MaxTerms, 300-query.MaxTerms)
+			}
+			return nil
+		},
+	})
+
+	// 6. HNSW forced on a filter too narrow to fill the vector target: the
+	// store falls back to exact ranking.
+	narrow := base
+	narrow.Strategy = postgram.StrategyHNSW
+	narrow.Tags = []string{narrowTag}
+	ps = append(ps, searchProfile{
+		name: "underfilled_hnsw_fallback", client: b.client,
+		warmup: requests(o.warmup, short, narrow), measure: requests(o.queries, short, narrow),
+		check: func(r *postgram.SearchResponse) error {
+			if r.Stats.VectorPlan != "hnsw+exact" {
+				return fmt.Errorf("vector plan %q, want hnsw+exact", r.Stats.VectorPlan)
+			}
+			return nil
+		},
+	})
+	return ps, nil
+}
+
+// searchAll runs reqs one after another, discarding the answers.
+func (b *searchBench) searchAll(ctx context.Context, c *postgram.Client, reqs []postgram.SearchRequest) error {
+	for _, r := range reqs {
+		if _, err := c.Search(ctx, r); err != nil {
+			return fmt.Errorf("search %q: %w", truncateText(r.Query, 60), err)
+		}
+	}
+	return nil
+}
+
+// runProfile runs a profile's set-up and warm-up, then times each measured
+// search.
+func (b *searchBench) runProfile(ctx context.Context, p searchProfile) (*profileResult, error) {
+	if p.prepare != nil {
+		if err := p.prepare(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.searchAll(ctx, p.client, p.warmup); err != nil {
+		return nil, err
+	}
+	r := &profileResult{name: p.name, plans: counter{}, probes: counter{}, sources: counter{}}
+	calls0 := b.emb.Calls()
+	for _, req := range p.measure {
+		t0 := time.Now()
+		resp, err := p.client.Search(ctx, req)
+		d := time.Since(t0)
+		if err != nil {
+			return nil, fmt.Errorf("search %q: %w", truncateText(req.Query, 60), err)
+		}
+		ex := d
+		if resp.Stats.QueryEmbedding == postgram.FromProvider {
+			ex = max(0, d-b.o.delay)
+		}
+		r.wall = append(r.wall, d)
+		r.excl = append(r.excl, ex)
+		r.plans[resp.Stats.VectorPlan]++
+		r.probes[resp.Stats.KeywordProbe]++
+		src := string(resp.Stats.QueryEmbedding)
+		if src == "" {
+			src = "none"
+		}
+		r.sources[src]++
+		r.results += len(resp.Results)
+		if p.check != nil {
+			if err := p.check(resp); err != nil {
+				if r.checkFailures == 0 {
+					r.firstFailure = fmt.Sprintf("%q: %v", truncateText(req.Query, 60), err)
+				}
+				r.checkFailures++
+			}
+		}
+	}
+	r.calls = b.emb.Calls() - calls0
+	return r, nil
+}
+
+func (b *searchBench) printResults(results []*profileResult) error {
+	t := newTable(fmt.Sprintf("search latency (ms; %d entities, %d chunks, %d dims, stub delay %s)", b.o.entities, b.o.chunks, b.o.dims, b.o.delay),
+		"profile", "n", "p50", "p95", "p99", "p50 excl delay", "p95 excl delay", "provider calls",
+		"query embedding", "vector plan", "keyword probe", "avg results", "check")
+	for _, r := range results {
+		w, x := summarize(r.wall), summarize(r.excl)
+		check := "ok"
+		if r.checkFailures > 0 {
+			check = fmt.Sprintf("FAIL %d/%d", r.checkFailures, w.N)
+		}
+		t.add(r.name, fmt.Sprint(w.N), ms(w.P50), ms(w.P95), ms(w.P99), ms(x.P50), ms(x.P95),
+			fmt.Sprint(r.calls), r.sources.String(), r.plans.String(), r.probes.String(),
+			fmt.Sprintf("%.1f", float64(r.results)/float64(max(1, w.N))), check)
+	}
+	if err := t.write(b.out); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if r.checkFailures > 0 {
+			fmt.Fprintf(b.out, "  %s: first failed check: %s\n", r.name, r.firstFailure)
+		}
+	}
+	return nil
+}
+
+// printTargets prints each profile's p95 excluding the stub delay against
+// the target and reports whether any missed it.
+func (b *searchBench) printTargets(results []*profileResult) bool {
+	target := time.Duration(b.o.targetMS * float64(time.Millisecond))
+	t := newTable(fmt.Sprintf("targets (p95 excluding stub delay <= %s ms)", msf(b.o.targetMS)),
+		"profile", "p95 excl delay", "target", "result")
+	missed := false
+	for _, r := range results {
+		p95 := summarize(r.excl).P95
+		res := "ok"
+		if p95 > target {
+			res = "MISS"
+			missed = true
+		}
+		t.add(r.name, ms(p95), msf(b.o.targetMS), res)
+	}
+	_ = t.write(b.out)
+	return missed
+}
+
+// explainCase is one statement to EXPLAIN.
+type explainCase struct {
+	query, sql string
+	run        func(ctx context.Context) (string, error)
+}
+
+// explain prints EXPLAIN (ANALYZE, BUFFERS) summaries of the vector and
+// keyword SQL for representative queries: a typical short query (the first
+// measured cold query), a long keyword query and a narrow-filter query.
+func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) error {
+	byName := map[string]searchProfile{}
+	for _, p := range profiles {
+		byName[p.name] = p
+	}
+	typical := byName["cold_unique_queries"].measure[0].Query
+	long := byName["long_keyword_query"].measure[0].Query
+	narrowQ := byName["underfilled_hnsw_fallback"].measure[0].Query
+	vecs, err := b.emb.EmbedBatch(ctx, []string{typical, long, narrowQ})
+	if err != nil {
+		return err
+	}
+	narrowFilter := postgram.EntityFilter{Tags: []string{narrowTag}}
+	vq := func(vec []float32, q string, f postgram.EntityFilter) postgram.VectorQuery {
+		return postgram.VectorQuery{Filter: f, ModelID: b.modelID, Vector: vec, Limit: vectorTarget, Terms: query.Parse(q).Terms}
+	}
+	kq := func(vec []float32, q string, mode postgram.ProbeMode, limit int) postgram.KeywordQuery {
+		return postgram.KeywordQuery{Terms: query.Parse(q).Terms, Mode: mode, Limit: limit, Vector: vec, ModelID: b.modelID}
+	}
+	vector := func(label, q string, vec []float32, f postgram.EntityFilter, plan string) explainCase {
+		return explainCase{label, "vector " + plan, func(ctx context.Context) (string, error) {
+			return b.st.ExplainVector(ctx, workspace, vq(vec, q, f), plan)
+		}}
+	}
+	keyword := func(label, q string, vec []float32, name string, mode postgram.ProbeMode, limit int) explainCase {
+		return explainCase{label, "keyword " + name, func(ctx context.Context) (string, error) {
+			return b.st.ExplainKeyword(ctx, workspace, kq(vec, q, mode, limit))
+		}}
+	}
+	termProbe := kq(vecs[1], long, postgram.ProbeTerm, postgram.KeywordPoolSize+1)
+	cases := []explainCase{
+		vector("typical", typical, vecs[0], postgram.EntityFilter{}, "hnsw"),
+		vector("typical", typical, vecs[0], postgram.EntityFilter{}, "exact"),
+		keyword("typical", typical, vecs[0], "ProbeAll", postgram.ProbeAll, postgram.KeywordPoolSize),
+		keyword("typical", typical, vecs[0], "ProbeAny", postgram.ProbeAny, postgram.KeywordPoolSize+1),
+		keyword("long", long, vecs[1], "ProbeAll", postgram.ProbeAll, postgram.KeywordPoolSize),
+		keyword("long", long, vecs[1], "ProbeAny", postgram.ProbeAny, postgram.KeywordPoolSize+1),
+		{"long", "keyword ProbeTerm[0]", func(ctx context.Context) (string, error) {
+			return b.st.ExplainKeyword(ctx, workspace, termProbe)
+		}},
+		vector("narrow", narrowQ, vecs[2], narrowFilter, "hnsw"),
+		vector("narrow", narrowQ, vecs[2], narrowFilter, "exact"),
+	}
+
+	fmt.Fprintf(b.out, "\n== EXPLAIN (ANALYZE, BUFFERS), one execution each, caches warm ==\n")
+	fmt.Fprintf(b.out, "  typical = %q (first cold query)\n", truncateText(typical, 100))
+	fmt.Fprintf(b.out, "  long    = %q\n", truncateText(long, 100))
+	fmt.Fprintf(b.out, "  narrow  = %q with tags [%s]\n", truncateText(narrowQ, 100), narrowTag)
+	t := newTable("", "query", "sql", "exec ms", "plan ms", "shared hit", "shared read", "rows", "hottest node (self ms)", "scans", "top plan nodes")
+	var full strings.Builder
+	for _, c := range cases {
+		text, err := c.run(ctx)
+		if err != nil {
+			return fmt.Errorf("explain %s %s: %w", c.query, c.sql, err)
+		}
+		s := summarizePlan(text, 4)
+		short := func(labels []string) []string {
+			out := make([]string, len(labels))
+			for i, l := range labels {
+				out[i] = shortLabel(l, 40)
+			}
+			return out
+		}
+		t.add(c.query, c.sql, msf(s.ExecMS), msf(s.PlanMS), fmt.Sprint(s.SharedHit), fmt.Sprint(s.SharedRead),
+			fmt.Sprint(s.Rows), fmt.Sprintf("%s (%s)", shortLabel(s.Hottest, 40), msf(s.HottestMS)),
+			strings.Join(short(s.Scans), ", "), strings.Join(short(s.TopNodes), " > "))
+		fmt.Fprintf(&full, "\n--- %s / %s ---\n%s", c.query, c.sql, text)
+	}
+	if err := t.write(b.out); err != nil {
+		return err
+	}
+	if b.o.explainFull {
+		fmt.Fprint(b.out, full.String())
+	}
+	return nil
+}
+
+// truncateText shortens s to at most n bytes (on a rune boundary) with "…".
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
