@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/query"
 	"github.com/postgram-go/postgram/postgramtest"
@@ -644,30 +646,54 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 	vq := func(vec []float32, q string, f postgram.EntityFilter) postgram.VectorQuery {
 		return postgram.VectorQuery{Filter: f, ModelID: b.modelID, Vector: vec, Limit: vectorTarget, Terms: query.Parse(q).Terms}
 	}
-	kq := func(vec []float32, q string, mode postgram.ProbeMode, limit int) postgram.KeywordQuery {
-		return postgram.KeywordQuery{Terms: query.Parse(q).Terms, Mode: mode, Limit: limit, Vector: vec, ModelID: b.modelID}
+	// The client's membership probes are bare (ids only); the pool it
+	// chooses is then scored once, with ranks, masks and similarities, by a
+	// ProbeAny restricted to the pool's chunks.
+	bare := func(q string, mode postgram.ProbeMode, term, limit int) postgram.KeywordQuery {
+		return postgram.KeywordQuery{Terms: query.Parse(q).Terms, Mode: mode, Term: term, Limit: limit, Bare: true}
 	}
 	vector := func(label, q string, vec []float32, f postgram.EntityFilter, plan string) explainCase {
 		return explainCase{label, "vector " + plan, func(ctx context.Context) (string, error) {
 			return b.st.ExplainVector(ctx, workspace, vq(vec, q, f), plan)
 		}}
 	}
-	keyword := func(label, q string, vec []float32, name string, mode postgram.ProbeMode, limit int) explainCase {
+	keyword := func(label, name string, kq postgram.KeywordQuery) explainCase {
 		return explainCase{label, "keyword " + name, func(ctx context.Context) (string, error) {
-			return b.st.ExplainKeyword(ctx, workspace, kq(vec, q, mode, limit))
+			return b.st.ExplainKeyword(ctx, workspace, kq)
 		}}
 	}
-	termProbe := kq(vecs[1], long, postgram.ProbeTerm, postgram.KeywordPoolSize+1)
+	// score builds the scoring probe over the chunks a bare ProbeAny finds
+	// (at most a pool's worth), standing in for the pool the client chose.
+	score := func(label, q string, vec []float32) (explainCase, error) {
+		hits, err := b.st.KeywordProbe(ctx, workspace, bare(q, postgram.ProbeAny, 0, postgram.KeywordPoolSize))
+		if err != nil {
+			return explainCase{}, err
+		}
+		ids := make([]uuid.UUID, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ChunkID
+		}
+		return keyword(label, fmt.Sprintf("score(%d)", len(ids)), postgram.KeywordQuery{Terms: query.Parse(q).Terms,
+			Mode: postgram.ProbeAny, Limit: max(1, len(ids)), Only: ids, Vector: vec, ModelID: b.modelID}), nil
+	}
+	typicalScore, err := score("typical", typical, vecs[0])
+	if err != nil {
+		return err
+	}
+	longScore, err := score("long", long, vecs[1])
+	if err != nil {
+		return err
+	}
 	cases := []explainCase{
 		vector("typical", typical, vecs[0], postgram.EntityFilter{}, "hnsw"),
 		vector("typical", typical, vecs[0], postgram.EntityFilter{}, "exact"),
-		keyword("typical", typical, vecs[0], "ProbeAll", postgram.ProbeAll, postgram.KeywordPoolSize),
-		keyword("typical", typical, vecs[0], "ProbeAny", postgram.ProbeAny, postgram.KeywordPoolSize+1),
-		keyword("long", long, vecs[1], "ProbeAll", postgram.ProbeAll, postgram.KeywordPoolSize),
-		keyword("long", long, vecs[1], "ProbeAny", postgram.ProbeAny, postgram.KeywordPoolSize+1),
-		{"long", "keyword ProbeTerm[0]", func(ctx context.Context) (string, error) {
-			return b.st.ExplainKeyword(ctx, workspace, termProbe)
-		}},
+		keyword("typical", "ProbeAll bare", bare(typical, postgram.ProbeAll, 0, postgram.KeywordPoolSize)),
+		keyword("typical", "ProbeAny bare", bare(typical, postgram.ProbeAny, 0, postgram.KeywordPoolSize+1)),
+		typicalScore,
+		keyword("long", "ProbeAll bare", bare(long, postgram.ProbeAll, 0, postgram.KeywordPoolSize)),
+		keyword("long", "ProbeAny bare", bare(long, postgram.ProbeAny, 0, postgram.KeywordPoolSize+1)),
+		keyword("long", "ProbeTerm[0] bare", bare(long, postgram.ProbeTerm, 0, postgram.KeywordPoolSize+1)),
+		longScore,
 		vector("narrow", narrowQ, vecs[2], narrowFilter, "hnsw"),
 		vector("narrow", narrowQ, vecs[2], narrowFilter, "exact"),
 	}
