@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/pgtest"
@@ -104,5 +105,48 @@ func TestKeywordPoolWithStatistics(t *testing.T) {
 	}
 	if rare != 5 {
 		t.Fatalf("the rarer term's chunks must all be in the pool: got %d of 5", rare)
+	}
+}
+
+// BenchmarkAuthenticate measures verifying an API key on the hot path:
+// parse, digest and the verified-key cache (the change feed is connected,
+// as in a running server). Run: go test -run '^$' -bench Authenticate ./storage/postgres
+func BenchmarkAuthenticate(b *testing.B) {
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, postgres.Config{URL: pgtest.Schema(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	c, err := postgram.New(ctx, postgram.Config{Store: st, KeyPepper: []byte("pepper")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := c.Start(runCtx); err != nil {
+		b.Fatal(err)
+	}
+	defer c.Stop(ctx)
+	token, _, err := c.CreateKey(ctx, postgram.KeySpec{Name: "bench", Scopes: postgram.AllScopes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Wait for the change feed so the cache is in use.
+	for i := 0; i < 200; i++ {
+		if _, err := c.Authenticate(ctx, token); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := c.Authenticate(ctx, token); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
