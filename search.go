@@ -424,19 +424,30 @@ func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusi
 	for i, r := range fused {
 		ids[i] = r.EntityID
 	}
+	// The entities and their edge summaries are independent reads.
+	var (
+		edges   map[uuid.UUID]EdgeSummary
+		edgeErr error
+		wg      sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		edges, edgeErr = c.store.EdgeSummaries(ctx, c.ws, ids, p.filter)
+	}()
 	ents, err := c.store.GetEntities(ctx, c.ws, ids)
+	wg.Wait()
 	if err != nil {
 		return fmt.Errorf("search: load results: %w", err)
+	}
+	if edgeErr != nil {
+		return fmt.Errorf("search: edge summaries: %w", edgeErr)
 	}
 	byID := make(map[uuid.UUID]*Entity, len(ents))
 	for _, e := range ents {
 		if c.principal.canSee(e) {
 			byID[e.ID] = e
 		}
-	}
-	edges, err := c.store.EdgeSummaries(ctx, c.ws, ids, p.filter)
-	if err != nil {
-		return fmt.Errorf("search: edge summaries: %w", err)
 	}
 	var related map[uuid.UUID][]Related
 	if p.expand {
