@@ -1,0 +1,359 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram"
+)
+
+// entityCols is the column list scanEntity reads, for alias e.
+const entityCols = `e.id, e.type, e.content, e.visibility, e.owner, e.status, e.tags, e.source, e.metadata,
+	e.client_id, e.version, e.enrichment_status, e.enrichment_attempts, e.enrichment_error,
+	e.extraction_status, e.extraction_attempts, e.extraction_error, e.created_at, e.updated_at`
+
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+func scanEntity(row scanner, extra ...any) (*postgram.Entity, error) {
+	var e postgram.Entity
+	var id, tags, meta string
+	var created, updated int64
+	dest := []any{&id, &e.Type, &e.Content, &e.Visibility, &e.Owner, &e.Status, &tags, &e.Source, &meta,
+		&e.ClientID, &e.Version, &e.EnrichmentStatus, &e.EnrichmentAttempts, &e.EnrichmentError,
+		&e.ExtractionStatus, &e.ExtractionAttempts, &e.ExtractionError, &created, &updated}
+	if err := row.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	var err error
+	if e.ID, err = uuid.Parse(id); err != nil {
+		return nil, fmt.Errorf("entity id %q: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(tags), &e.Tags); err != nil {
+		return nil, fmt.Errorf("decode tags of %s: %w", e.ID, err)
+	}
+	if err := json.Unmarshal([]byte(meta), &e.Metadata); err != nil {
+		return nil, fmt.Errorf("decode metadata of %s: %w", e.ID, err)
+	}
+	if e.Metadata == nil {
+		e.Metadata = map[string]any{}
+	}
+	if e.Tags == nil {
+		e.Tags = []string{}
+	}
+	e.CreatedAt = fromMicros(created)
+	e.UpdatedAt = fromMicros(updated)
+	return &e, nil
+}
+
+func metadataJSON(m map[string]any) (string, error) {
+	if m == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
+func stringsJSON[T ~string](v []T) string {
+	if len(v) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(v) // strings always marshal
+	return string(b)
+}
+
+func idsJSON(ids []uuid.UUID) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(id.String())
+		b.WriteByte('"')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// preparedChunk is a chunk with its keyword index entries, computed before
+// the write transaction so the lock is held only for the inserts.
+type preparedChunk struct {
+	postgram.ChunkInput
+	tsv    []byte
+	tokens string
+}
+
+func prepareChunks(ws string, chunks []postgram.ChunkInput) []preparedChunk {
+	out := make([]preparedChunk, len(chunks))
+	for i, c := range chunks {
+		v := chunkVector(c.Content)
+		out[i] = preparedChunk{ChunkInput: c, tsv: encodeTSV(v), tokens: ftsTokens(ws, v)}
+	}
+	return out
+}
+
+// insertChunks inserts chunks and their keyword index rows.
+func insertChunks(ctx context.Context, tx *sql.Tx, ws string, entityID uuid.UUID, entityRID int64, chunks []preparedChunk) error {
+	if len(chunks) == 0 {
+		return nil
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks (workspace_id, id, entity_id, entity_rid, chunk_index, content, start_offset, end_offset, tsv)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	fts, err := tx.PrepareContext(ctx, `INSERT INTO chunk_fts (rowid, tokens) VALUES (?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer fts.Close()
+	eid := entityID.String()
+	for _, c := range chunks {
+		var rid int64
+		if err := ins.QueryRowContext(ctx, ws, c.ID.String(), eid, entityRID, c.Index, c.Content, c.Start, c.End, c.tsv).Scan(&rid); err != nil {
+			return err
+		}
+		if _, err := fts.ExecContext(ctx, rid, c.tokens); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateEntity implements postgram.Storage: the entity, its chunks (and so
+// the keyword index) and the audit entry commit in one transaction.
+func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
+	meta, err := metadataJSON(e.Metadata)
+	if err != nil {
+		return fmt.Errorf("sqlite: create entity: %w", err)
+	}
+	prepared := prepareChunks(ws, chunks)
+	var queuedAt any
+	if e.EnrichmentStatus == postgram.StagePending {
+		queuedAt = micros(e.CreatedAt)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var rid int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source,
+				metadata, client_id, version, enrichment_status, enrichment_queued_at, extraction_status, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid`,
+			ws, e.ID.String(), e.Type, e.Content, e.Visibility, e.Owner, e.Status, stringsJSON(e.Tags), e.Source,
+			meta, e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, micros(e.CreatedAt), micros(e.UpdatedAt)).Scan(&rid)
+		if err != nil {
+			return err
+		}
+		if err := insertChunks(ctx, tx, ws, e.ID, rid, prepared); err != nil {
+			return err
+		}
+		return auditInsert(ctx, tx, ws, audit)
+	})
+	if err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("sqlite: create entity %s: %w: id already exists", e.ID, postgram.ErrConflict)
+		}
+		return fmt.Errorf("sqlite: create entity: %w", mapErr(err))
+	}
+	return nil
+}
+
+// GetEntity implements postgram.Storage.
+func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*postgram.Entity, error) {
+	e, err := scanEntity(s.queryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = ? AND e.id = ?", ws, id.String()))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("entity %s: %w", id, postgram.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get entity: %w", mapErr(err))
+	}
+	return e, nil
+}
+
+// GetEntities implements postgram.Storage.
+func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]*postgram.Entity, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.query(ctx, "SELECT "+entityCols+` FROM (SELECT DISTINCT value FROM json_each(?)) j
+		CROSS JOIN entities e ON e.workspace_id = ? AND e.id = j.value`, idsJSON(ids), ws)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get entities: %w", mapErr(err))
+	}
+	defer rows.Close()
+	out := make([]*postgram.Entity, 0, len(ids))
+	for rows.Next() {
+		e, err := scanEntity(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: get entities: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: get entities: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// UpdateEntity implements postgram.Storage.
+func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
+	meta, err := metadataJSON(e.Metadata)
+	if err != nil {
+		return fmt.Errorf("sqlite: update entity: %w", err)
+	}
+	rechunk := chunks != nil
+	var prepared []preparedChunk
+	if rechunk {
+		prepared = prepareChunks(ws, chunks)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var rid int64
+		err := tx.QueryRowContext(ctx, `
+			UPDATE entities SET type = ?3, content = ?4, visibility = ?5, owner = ?6, status = ?7, tags = ?8,
+				source = ?9, metadata = ?10, version = ?11, updated_at = ?12, extraction_status = ?13,
+				chunk_generation = chunk_generation + CASE WHEN ?14 THEN 1 ELSE 0 END,
+				enrichment_status = CASE WHEN ?14 THEN ?15 ELSE enrichment_status END,
+				enrichment_attempts = CASE WHEN ?14 THEN 0 ELSE enrichment_attempts END,
+				enrichment_error = CASE WHEN ?14 THEN '' ELSE enrichment_error END,
+				enrichment_queued_at = CASE WHEN ?14 THEN ?12 ELSE enrichment_queued_at END,
+				enrichment_retry_at = CASE WHEN ?14 THEN NULL ELSE enrichment_retry_at END,
+				enrichment_leased_until = CASE WHEN ?14 THEN NULL ELSE enrichment_leased_until END
+			WHERE workspace_id = ?1 AND id = ?2 AND version = ?16
+			RETURNING rid`,
+			ws, e.ID.String(), e.Type, e.Content, e.Visibility, e.Owner, e.Status, stringsJSON(e.Tags),
+			e.Source, meta, e.Version, micros(e.UpdatedAt), e.ExtractionStatus, rechunk, e.EnrichmentStatus, expected).Scan(&rid)
+		if errors.Is(err, sql.ErrNoRows) {
+			cur, err := scanEntity(tx.QueryRowContext(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = ? AND e.id = ?", ws, e.ID.String()))
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("entity %s: %w", e.ID, postgram.ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+			return &postgram.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
+		}
+		if err != nil {
+			return err
+		}
+		if err := auditInsert(ctx, tx, ws, audit); err != nil {
+			return err
+		}
+		if !rechunk {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE workspace_id = ? AND entity_id = ?", ws, e.ID.String()); err != nil {
+			return err
+		}
+		return insertChunks(ctx, tx, ws, e.ID, rid, prepared)
+	})
+	if err != nil {
+		var ce *postgram.ConflictError
+		if errors.As(err, &ce) || errors.Is(err, postgram.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("sqlite: update entity: %w", mapErr(err))
+	}
+	return nil
+}
+
+// filterSQL renders f as a SQL condition over alias e, appending its
+// arguments to args. It never interpolates values. index.go's admits
+// evaluates the same rules in Go.
+func filterSQL(f postgram.EntityFilter, args *[]any) string {
+	var b strings.Builder
+	b.WriteString("1")
+	// Lists are JSON parameters, so the statement text depends only on
+	// which fields are set (and prepared statements are reused).
+	in := func(col string, vals []string) {
+		b.WriteString(" AND " + col + " IN (SELECT value FROM json_each(?))")
+		*args = append(*args, stringsJSON(vals))
+	}
+	if len(f.Types) > 0 {
+		in("e.type", toStrings(f.Types))
+	}
+	if len(f.Statuses) > 0 {
+		in("e.status", toStrings(f.Statuses))
+	}
+	if !f.IncludeArchived && !contains(f.Statuses, postgram.StatusArchived) {
+		b.WriteString(" AND e.status <> 'archived'")
+	}
+	if len(f.Visibilities) > 0 {
+		in("e.visibility", toStrings(f.Visibilities))
+	}
+	if f.Owner != "" {
+		b.WriteString(" AND e.owner = ?")
+		*args = append(*args, f.Owner)
+	}
+	if len(f.Tags) > 0 {
+		b.WriteString(" AND NOT EXISTS (SELECT 1 FROM json_each(?) ft WHERE ft.value NOT IN (SELECT value FROM json_each(e.tags)))")
+		*args = append(*args, stringsJSON(f.Tags))
+	}
+	if f.MemoryRole != "" {
+		b.WriteString(" AND e.memory_role = ?")
+		*args = append(*args, string(f.MemoryRole))
+	}
+	if f.ClientScoped {
+		b.WriteString(" AND (e.memory_role IS NOT 'session_context' OR e.client_id = ?)")
+		*args = append(*args, f.ClientID)
+	}
+	if !f.UpdatedBefore.IsZero() {
+		b.WriteString(" AND e.updated_at < ?")
+		*args = append(*args, micros(f.UpdatedBefore))
+	}
+	if !f.UpdatedAfter.IsZero() {
+		b.WriteString(" AND e.updated_at > ?")
+		*args = append(*args, micros(f.UpdatedAfter))
+	}
+	return b.String()
+}
+
+func toStrings[T ~string](in []T) []string {
+	out := make([]string, len(in))
+	for i, v := range in {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// ListEntities implements postgram.Storage.
+func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFilter, limit, offset int) ([]*postgram.Entity, int, error) {
+	args := []any{ws}
+	where := filterSQL(f, &args)
+	args = append(args, limit, offset)
+	rows, err := s.query(ctx, `SELECT `+entityCols+`, count(*) OVER () FROM entities e
+		WHERE e.workspace_id = ? AND `+where+`
+		ORDER BY e.created_at DESC, e.id DESC LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sqlite: list entities: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []*postgram.Entity
+	total := 0
+	for rows.Next() {
+		e, err := scanEntity(rows, &total)
+		if err != nil {
+			return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("sqlite: list entities: %w", mapErr(err))
+	}
+	if len(out) == 0 && offset > 0 {
+		// Past the end: the window count saw no row; count separately.
+		cargs := []any{ws}
+		cwhere := filterSQL(f, &cargs)
+		if err := s.queryRow(ctx, "SELECT count(*) FROM entities e WHERE e.workspace_id = ? AND "+cwhere, cargs...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("sqlite: count entities: %w", mapErr(err))
+		}
+	}
+	return out, total, nil
+}

@@ -1,0 +1,703 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram"
+)
+
+// index is the in-process vector index: every embedding of the file, per
+// workspace and model, with the filter attributes of every entity. It is a
+// cache of the database, kept current by applying change_log.
+type index struct {
+	s *Store
+
+	mu       sync.RWMutex // guards everything below
+	loaded   bool
+	applied  int64 // the last change_log entry reflected
+	spaces   map[string]*space
+	entLoc   map[int64]entLoc   // entity rid → its slot
+	chunkLoc map[int64]chunkLoc // chunk rid → the set holding its vector
+
+	syncMu      sync.Mutex // serialises catching up
+	dataVersion int64
+	haveVersion bool
+}
+
+type entLoc struct {
+	sp   *space
+	slot int32
+}
+
+type chunkLoc struct {
+	ws    string
+	model int64
+}
+
+// space is one workspace.
+type space struct {
+	ents []entAttr
+	free []int32
+	sets map[int64]*vecSet // by model id
+}
+
+// entAttr is what EntityFilter looks at.
+type entAttr struct {
+	live    bool
+	rid     int64
+	id      uuid.UUID
+	typ     postgram.EntityType
+	status  postgram.Status
+	vis     postgram.Visibility
+	owner   string
+	tags    []string
+	role    *string // metadata.memory_role, nil when absent
+	client  string
+	updated int64 // µs
+}
+
+func newIndex(s *Store) *index {
+	return &index{s: s}
+}
+
+func (ix *index) isLoaded() bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.loaded
+}
+
+func (ix *index) release() {
+	ix.mu.Lock()
+	ix.spaces, ix.entLoc, ix.chunkLoc = nil, nil, nil
+	ix.loaded = false
+	ix.mu.Unlock()
+}
+
+// count returns the number of vectors held.
+func (ix *index) count() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := 0
+	for _, sp := range ix.spaces {
+		for _, vs := range sp.sets {
+			n += vs.len()
+		}
+	}
+	return n
+}
+
+var errNotMigrated = fmt.Errorf("%w: the database has no Postgram schema yet; call Migrate", postgram.ErrUnavailable)
+
+func (ix *index) space(ws string) *space {
+	sp := ix.spaces[ws]
+	if sp == nil {
+		sp = &space{sets: map[int64]*vecSet{}}
+		ix.spaces[ws] = sp
+	}
+	return sp
+}
+
+// putEntity inserts or replaces an entity's attributes.
+func (ix *index) putEntity(ws string, a entAttr) {
+	if loc, ok := ix.entLoc[a.rid]; ok {
+		cur := &loc.sp.ents[loc.slot]
+		if loc.sp == ix.spaces[ws] && cur.id == a.id {
+			*cur = a
+			return
+		}
+		ix.dropEntity(a.rid) // the rid was reused by another entity
+	}
+	sp := ix.space(ws)
+	var slot int32
+	if n := len(sp.free); n > 0 {
+		slot = sp.free[n-1]
+		sp.free = sp.free[:n-1]
+		sp.ents[slot] = a
+	} else {
+		slot = int32(len(sp.ents))
+		sp.ents = append(sp.ents, a)
+	}
+	ix.entLoc[a.rid] = entLoc{sp, slot}
+}
+
+func (ix *index) dropEntity(rid int64) {
+	loc, ok := ix.entLoc[rid]
+	if !ok {
+		return
+	}
+	loc.sp.ents[loc.slot] = entAttr{}
+	loc.sp.free = append(loc.sp.free, loc.slot)
+	delete(ix.entLoc, rid)
+}
+
+func (ix *index) dropVector(chunkRID int64) {
+	loc, ok := ix.chunkLoc[chunkRID]
+	if !ok {
+		return
+	}
+	if sp := ix.spaces[loc.ws]; sp != nil {
+		if vs := sp.sets[loc.model]; vs != nil {
+			vs.remove(chunkRID)
+		}
+	}
+	delete(ix.chunkLoc, chunkRID)
+}
+
+const entityAttrCols = `rid, workspace_id, id, type, status, visibility, owner, tags, memory_role, client_id, updated_at`
+
+func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
+	var (
+		a       entAttr
+		ws, id  string
+		tags    string
+		role    sql.NullString
+		typ, st string
+		vis     string
+		updated int64
+	)
+	if err := rows.Scan(&a.rid, &ws, &id, &typ, &st, &vis, &a.owner, &tags, &role, &a.client, &updated); err != nil {
+		return "", a, err
+	}
+	var err error
+	if a.id, err = uuid.Parse(id); err != nil {
+		return "", a, fmt.Errorf("entity %q: %w", id, err)
+	}
+	a.live = true
+	a.typ, a.status, a.vis = postgram.EntityType(typ), postgram.Status(st), postgram.Visibility(vis)
+	if tags != "[]" {
+		if err := json.Unmarshal([]byte(tags), &a.tags); err != nil {
+			return "", a, fmt.Errorf("tags of entity %s: %w", id, err)
+		}
+	}
+	if role.Valid {
+		r := role.String
+		a.role = &r
+	}
+	a.updated = updated
+	return ws, a, nil
+}
+
+// load (re)builds the whole index from one consistent snapshot.
+func (ix *index) load(ctx context.Context) error {
+	start := time.Now()
+	tx, err := ix.s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
+	}
+	defer tx.Rollback()
+	var applied int64
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM change_log").Scan(&applied); err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return errNotMigrated
+		}
+		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
+	}
+	nx := &index{spaces: map[string]*space{}, entLoc: map[int64]entLoc{}, chunkLoc: map[int64]chunkLoc{}}
+	el := &entLoader{nx: nx}
+	etok := loaderSeq.Add(1)
+	loaders.Store(etok, el)
+	var nents int
+	err = tx.QueryRowContext(ctx, `SELECT count(postgram_load_entity(?, `+entityAttrCols+`)) FROM entities INDEXED BY entities_filter`, etok).Scan(&nents)
+	loaders.Delete(etok)
+	if err == nil {
+		err = el.err
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
+	}
+
+	entitiesDone := time.Since(start)
+
+	// Size every set first so the vectors land in preallocated arrays,
+	// which quantizing workers fill behind the reader.
+	sets := map[setKey]*loading{}
+	rows, err := tx.QueryContext(ctx, `SELECT v.workspace_id, v.model_id, m.dimensions, count(*)
+		FROM chunk_embeddings v JOIN embedding_models m ON m.id = v.model_id
+		GROUP BY v.workspace_id, v.model_id`)
+	if err != nil {
+		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
+	}
+	for rows.Next() {
+		var k setKey
+		var dims, n int
+		if err := rows.Scan(&k.ws, &k.model, &dims, &n); err != nil {
+			rows.Close()
+			return fmt.Errorf("sqlite: load vector index: %w", err)
+		}
+		vs := newVecSet(dims)
+		vs.rid = make([]int64, 0, n)
+		vs.chunk = make([]uuid.UUID, 0, n)
+		vs.ent = make([]int32, 0, n)
+		vs.f32 = make([]float32, n*vs.dims)
+		vs.q8 = make([]int8, n*vs.stride)
+		adviseHuge(vs.f32)
+		adviseHuge(vs.q8)
+		vs.ss = make([]float64, n)
+		vs.scale = make([]float64, n)
+		vs.errb = make([]float64, n)
+		vs.slot = make(map[int64]int32, n)
+		nx.space(k.ws).sets[k.model] = vs
+		sets[k] = &loading{vs: vs, ws: k.ws}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
+	}
+
+	ld := newVecLoader(nx, sets)
+	tok := loaderSeq.Add(1)
+	loaders.Store(tok, ld)
+	var n int
+	err = tx.QueryRowContext(ctx, `SELECT count(postgram_load_vector(?, chunk_rid, model_id, workspace_id, chunk_id, entity_rid, embedding))
+		FROM chunk_embeddings`, tok).Scan(&n)
+	loaders.Delete(tok)
+	ld.finish()
+	if err != nil {
+		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
+	}
+	tx.Rollback()
+
+	ix.s.log.Debug("vector index loaded", "entities", len(nx.entLoc), "vectors", len(nx.chunkLoc),
+		"entities_took", entitiesDone.String(), "took", time.Since(start).String())
+	ix.mu.Lock()
+	ix.spaces, ix.entLoc, ix.chunkLoc = nx.spaces, nx.entLoc, nx.chunkLoc
+	ix.applied = applied
+	ix.loaded = true
+	ix.mu.Unlock()
+	return nil
+}
+
+// ensureFresh brings the index up to date with the file when another
+// connection (another process, or this one's writer) committed since the
+// last check.
+func (ix *index) ensureFresh(ctx context.Context) error {
+	if !ix.isLoaded() {
+		return errNotMigrated
+	}
+	ix.syncMu.Lock()
+	defer ix.syncMu.Unlock()
+	var dv int64
+	if err := ix.s.watch.QueryRowContext(ctx, "PRAGMA data_version").Scan(&dv); err != nil {
+		return fmt.Errorf("sqlite: check for changes: %w", mapErr(err))
+	}
+	if ix.haveVersion && dv == ix.dataVersion {
+		return nil
+	}
+	if err := ix.catchUp(ctx); err != nil {
+		return err
+	}
+	ix.dataVersion, ix.haveVersion = dv, true
+	return nil
+}
+
+// catchUp applies the change_log entries after the last one applied.
+func (ix *index) catchUp(ctx context.Context) error {
+	ix.mu.RLock()
+	applied := ix.applied
+	ix.mu.RUnlock()
+	tx, err := ix.s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+	}
+	defer tx.Rollback()
+	var lo, hi int64
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce((SELECT min(seq) FROM change_log), 0), coalesce((SELECT max(seq) FROM change_log), 0)").Scan(&lo, &hi); err != nil {
+		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+	}
+	if hi <= applied {
+		return nil
+	}
+	if lo > applied+1 {
+		// Entries this process never saw were pruned: start over.
+		tx.Rollback()
+		ix.s.log.Info("vector index fell behind the change log; reloading it")
+		return ix.load(ctx)
+	}
+	ents, chunks := map[int64]bool{}, map[int64]bool{}
+	rows, err := tx.QueryContext(ctx, "SELECT kind, rid FROM change_log WHERE seq > ? AND seq <= ?", applied, hi)
+	if err != nil {
+		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+	}
+	for rows.Next() {
+		var kind int
+		var rid int64
+		if err := rows.Scan(&kind, &rid); err != nil {
+			rows.Close()
+			return fmt.Errorf("sqlite: update vector index: %w", err)
+		}
+		if kind == 1 {
+			ents[rid] = true
+		} else {
+			chunks[rid] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+	}
+
+	type entRow struct {
+		ws string
+		a  entAttr
+	}
+	var entRows []entRow
+	if len(ents) > 0 {
+		rows, err := tx.QueryContext(ctx, "SELECT "+entityAttrCols+" FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN entities ON rid = j.value", ridList(ents))
+		if err != nil {
+			return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+		}
+		for rows.Next() {
+			ws, a, err := scanEntAttr(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: update vector index: %w", err)
+			}
+			entRows = append(entRows, entRow{ws, a})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+		}
+	}
+	type vecRow struct {
+		crid, model, erid int64
+		dims              int
+		ws                string
+		chunk             uuid.UUID
+		vec               []float32
+	}
+	var vecRows []vecRow
+	if len(chunks) > 0 {
+		rows, err := tx.QueryContext(ctx, `SELECT v.chunk_rid, v.workspace_id, v.chunk_id, v.entity_rid, v.model_id, m.dimensions, v.embedding
+			FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunk_embeddings v ON v.chunk_rid = j.value
+			CROSS JOIN embedding_models m ON m.id = v.model_id`, ridList(chunks))
+		if err != nil {
+			return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+		}
+		for rows.Next() {
+			var r vecRow
+			var cid string
+			var blob sql.RawBytes
+			if err := rows.Scan(&r.crid, &r.ws, &cid, &r.erid, &r.model, &r.dims, &blob); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: update vector index: %w", err)
+			}
+			if r.chunk, err = uuid.Parse(cid); err != nil || len(blob) != 4*r.dims {
+				continue
+			}
+			r.vec = decodeVector(blob, make([]float32, 0, r.dims))
+			vecRows = append(vecRows, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+		}
+	}
+	tx.Rollback()
+
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.applied != applied {
+		return nil // a reload overtook us; it is at least as new
+	}
+	// Entities first, so new vectors can point at them; deleted entities
+	// lose their chunks (logged too) below before their slots are reused.
+	seen := make(map[int64]bool, len(entRows))
+	for _, r := range entRows {
+		ix.putEntity(r.ws, r.a)
+		seen[r.a.rid] = true
+	}
+	for rid := range chunks {
+		ix.dropVector(rid)
+	}
+	for _, r := range vecRows {
+		el, ok := ix.entLoc[r.erid]
+		if !ok {
+			continue
+		}
+		sp := ix.space(r.ws)
+		vs := sp.sets[r.model]
+		if vs == nil {
+			vs = newVecSet(r.dims)
+			sp.sets[r.model] = vs
+		}
+		vs.put(r.crid, r.chunk, el.slot, r.vec)
+		ix.chunkLoc[r.crid] = chunkLoc{r.ws, r.model}
+	}
+	for rid := range ents {
+		if !seen[rid] {
+			ix.dropEntity(rid)
+		}
+	}
+	ix.applied = hi
+	return nil
+}
+
+func ridList(m map[int64]bool) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	first := true
+	for rid := range m {
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(strconv.FormatInt(rid, 10))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// admits evaluates f on an entity exactly as filterSQL does in SQL.
+func admits(f *postgram.EntityFilter, a *entAttr) bool {
+	if !a.live {
+		return false
+	}
+	if len(f.Types) > 0 && !contains(f.Types, a.typ) {
+		return false
+	}
+	if len(f.Statuses) > 0 && !contains(f.Statuses, a.status) {
+		return false
+	}
+	if !f.IncludeArchived && !contains(f.Statuses, postgram.StatusArchived) && a.status == postgram.StatusArchived {
+		return false
+	}
+	if len(f.Visibilities) > 0 && !contains(f.Visibilities, a.vis) {
+		return false
+	}
+	if f.Owner != "" && a.owner != f.Owner {
+		return false
+	}
+	for _, t := range f.Tags {
+		if !contains(a.tags, t) {
+			return false
+		}
+	}
+	if f.MemoryRole != "" && (a.role == nil || *a.role != string(f.MemoryRole)) {
+		return false
+	}
+	if f.ClientScoped && a.role != nil && *a.role == string(postgram.RoleSessionContext) && a.client != f.ClientID {
+		return false
+	}
+	if !f.UpdatedBefore.IsZero() && !(a.updated < micros(f.UpdatedBefore)) {
+		return false
+	}
+	if !f.UpdatedAfter.IsZero() && !(a.updated > micros(f.UpdatedAfter)) {
+		return false
+	}
+	return true
+}
+
+func contains[T comparable](list []T, v T) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// searchVectors ranks workspace ws's vectors of model against x.
+func (ix *index) searchVectors(ws string, model int64, x []float32, f *postgram.EntityFilter, k int) ([]scored, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if !ix.loaded {
+		return nil, errNotMigrated
+	}
+	sp := ix.spaces[ws]
+	if sp == nil {
+		return nil, nil
+	}
+	vs := sp.sets[model]
+	if vs == nil || vs.len() == 0 {
+		return nil, nil
+	}
+	if len(x) != vs.dims {
+		return nil, errors.New("query dimensions differ from the index")
+	}
+	admitted := make([]bool, len(sp.ents))
+	for i := range sp.ents {
+		admitted[i] = admits(f, &sp.ents[i])
+	}
+	return vs.topK(x, func(e int32) bool { return admitted[e] }, k, ix.s.cfg.ScanWorkers), nil
+}
+
+// similarities returns the exact cosine similarity of each chunk (by rid)
+// that has an embedding of model.
+func (ix *index) similarities(ws string, model int64, x []float32, rids []int64) map[int64]float64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make(map[int64]float64, len(rids))
+	sp := ix.spaces[ws]
+	if sp == nil {
+		return out
+	}
+	vs := sp.sets[model]
+	if vs == nil || len(x) != vs.dims {
+		return out
+	}
+	xss := squaredNorm(x)
+	for _, rid := range rids {
+		if sim, ok := vs.similarity(x, xss, rid); ok {
+			out[rid] = sim
+		}
+	}
+	return out
+}
+
+type setKey struct {
+	ws    string
+	model int64
+}
+
+// loading is a vector set being filled.
+type loading struct {
+	vs         *vecSet
+	ws         string
+	n          int // slots filled
+	dispatched int // slots handed to the quantizers
+}
+
+// vecLoader fills preallocated vector sets from postgram_load_vector calls
+// (on the loading connection's goroutine) while workers quantize the filled
+// slots behind it.
+type vecLoader struct {
+	nx   *index
+	sets map[setKey]*loading
+	jobs chan span
+	wg   sync.WaitGroup
+	key  setKey
+}
+
+type span struct {
+	vs     *vecSet
+	lo, hi int
+}
+
+const quantizeBatch = 1024
+
+func newVecLoader(nx *index, sets map[setKey]*loading) *vecLoader {
+	l := &vecLoader{nx: nx, sets: sets, jobs: make(chan span, 64)}
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for j := range l.jobs {
+				vs := j.vs
+				for s := j.lo; s < j.hi; s++ {
+					vs.ss[s], vs.scale[s], vs.errb[s] = quantize(vs.f32[s*vs.dims:(s+1)*vs.dims], vs.q8[s*vs.stride:(s+1)*vs.stride])
+				}
+			}
+		}()
+	}
+	return l
+}
+
+// add stores one embedding. ws, cid and blob are only valid during the call.
+func (l *vecLoader) add(crid, model int64, ws, cid string, erid int64, blob []byte) {
+	l.key.ws, l.key.model = ws, model
+	ld := l.sets[l.key]
+	el, ok := l.nx.entLoc[erid]
+	if ld == nil || !ok || ld.n >= cap(ld.vs.rid) || len(blob) != 4*ld.vs.dims {
+		return // a vector of the wrong size is never returned
+	}
+	chunk, err := uuid.Parse(cid)
+	if err != nil {
+		return
+	}
+	vs, s := ld.vs, ld.n
+	vs.slot[crid] = int32(s)
+	vs.rid = append(vs.rid, crid)
+	vs.chunk = append(vs.chunk, chunk)
+	vs.ent = append(vs.ent, el.slot)
+	decodeVectorInto(blob, vs.f32[s*vs.dims:(s+1)*vs.dims])
+	l.nx.chunkLoc[crid] = chunkLoc{ld.ws, model}
+	ld.n++
+	if ld.n-ld.dispatched >= quantizeBatch {
+		l.jobs <- span{vs, ld.dispatched, ld.n}
+		ld.dispatched = ld.n
+	}
+}
+
+// finish quantizes the rest and trims the sets to what was filled.
+func (l *vecLoader) finish() {
+	for _, ld := range l.sets {
+		if ld.n > ld.dispatched {
+			l.jobs <- span{ld.vs, ld.dispatched, ld.n}
+			ld.dispatched = ld.n
+		}
+	}
+	close(l.jobs)
+	l.wg.Wait()
+	for _, ld := range l.sets {
+		vs, n := ld.vs, ld.n
+		vs.f32, vs.q8 = vs.f32[:n*vs.dims], vs.q8[:n*vs.stride]
+		vs.ss, vs.scale, vs.errb = vs.ss[:n], vs.scale[:n], vs.errb[:n]
+	}
+}
+
+// entLoader receives postgram_load_entity calls while the index loads.
+type entLoader struct {
+	nx  *index
+	err error
+	ws  string // the last workspace seen (cloned)
+}
+
+// interned returns the constant for a known enum value, so loading 50,000
+// entities does not allocate 150,000 copies of "memory" and "active".
+func interned[T ~string](v string, known []T) T {
+	for _, k := range known {
+		if string(k) == v {
+			return k
+		}
+	}
+	return T(strings.Clone(v))
+}
+
+// add stores one entity's attributes; the strings are only valid during
+// the call.
+func (l *entLoader) add(rid int64, ws, id, typ, status, vis, owner, tags string, role *string, client string, updated int64) {
+	if l.err != nil {
+		return
+	}
+	a := entAttr{live: true, rid: rid, updated: updated}
+	var err error
+	if a.id, err = uuid.Parse(id); err != nil {
+		l.err = fmt.Errorf("entity %q: %w", id, err)
+		return
+	}
+	a.typ = interned(typ, postgram.EntityTypes)
+	a.status = interned(status, postgram.Statuses)
+	a.vis = interned(vis, postgram.Visibilities)
+	if owner != "" {
+		a.owner = strings.Clone(owner)
+	}
+	if client != "" {
+		a.client = strings.Clone(client)
+	}
+	if role != nil {
+		r := string(interned(*role, []postgram.MemoryRole{postgram.RoleDurableMemory, postgram.RoleSessionContext}))
+		a.role = &r
+	}
+	if tags != "[]" {
+		if err := json.Unmarshal([]byte(tags), &a.tags); err != nil {
+			l.err = fmt.Errorf("tags of entity %s: %w", id, err)
+			return
+		}
+	}
+	if ws != l.ws {
+		l.ws = strings.Clone(ws)
+	}
+	l.nx.putEntity(l.ws, a)
+}

@@ -1,0 +1,274 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram"
+)
+
+// auditInsert inserts an entry in a transaction (nothing when a is nil).
+func auditInsert(ctx context.Context, tx *sql.Tx, ws string, a *postgram.AuditEntry) error {
+	if a == nil {
+		return nil
+	}
+	details, err := metadataJSON(a.Details)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (workspace_id, id, at, key_id, client_id, operation, entity_id, details)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ws, a.ID.String(), micros(a.At), a.KeyID, a.ClientID, a.Operation, a.EntityID, details)
+	return err
+}
+
+// AppendAudit implements postgram.Storage.
+func (s *Store) AppendAudit(ctx context.Context, ws string, a *postgram.AuditEntry) error {
+	if err := s.write(ctx, func(tx *sql.Tx) error { return auditInsert(ctx, tx, ws, a) }); err != nil {
+		return fmt.Errorf("sqlite: append audit: %w", mapErr(err))
+	}
+	return nil
+}
+
+// ListAudit implements postgram.Storage.
+func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter) ([]postgram.AuditEntry, error) {
+	args := []any{ws}
+	where := "workspace_id = ?"
+	if !f.Since.IsZero() {
+		where += " AND at >= ?"
+		args = append(args, micros(f.Since))
+	}
+	if !f.Until.IsZero() {
+		where += " AND at < ?"
+		args = append(args, micros(f.Until))
+	}
+	if f.KeyID != "" {
+		where += " AND key_id = ?"
+		args = append(args, f.KeyID)
+	}
+	if f.Operation != "" {
+		where += " AND operation = ?"
+		args = append(args, f.Operation)
+	}
+	args = append(args, f.Limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT id, at, key_id, client_id, operation, entity_id, details FROM audit_log
+		WHERE `+where+` ORDER BY at DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list audit: %w", mapErr(err))
+	}
+	defer rows.Close()
+	out := []postgram.AuditEntry{}
+	for rows.Next() {
+		var a postgram.AuditEntry
+		var id, details string
+		var at int64
+		if err := rows.Scan(&id, &at, &a.KeyID, &a.ClientID, &a.Operation, &a.EntityID, &details); err != nil {
+			return nil, fmt.Errorf("sqlite: list audit: %w", err)
+		}
+		if a.ID, err = uuid.Parse(id); err != nil {
+			return nil, fmt.Errorf("sqlite: list audit: %w", err)
+		}
+		if err := json.Unmarshal([]byte(details), &a.Details); err != nil {
+			return nil, fmt.Errorf("sqlite: list audit: %w", err)
+		}
+		a.At = fromMicros(at)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list audit: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+const keyCols = `id, name, prefix, scopes, allowed_types, allowed_visibilities, client_id, created_at, revoked_at, last_used_at`
+
+func scanKey(row scanner, extra ...any) (*postgram.APIKey, error) {
+	var k postgram.APIKey
+	var id, scopes, types, vis string
+	var created int64
+	var revoked, used sql.NullInt64
+	if err := row.Scan(append([]any{&id, &k.Name, &k.Prefix, &scopes, &types, &vis, &k.ClientID, &created, &revoked, &used}, extra...)...); err != nil {
+		return nil, err
+	}
+	var err error
+	if k.ID, err = uuid.Parse(id); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(scopes), &k.Scopes); err != nil {
+		return nil, err
+	}
+	k.AllowedTypes = []postgram.EntityType{}
+	if err := json.Unmarshal([]byte(types), &k.AllowedTypes); err != nil {
+		return nil, err
+	}
+	k.AllowedVisibilities = []postgram.Visibility{}
+	if err := json.Unmarshal([]byte(vis), &k.AllowedVisibilities); err != nil {
+		return nil, err
+	}
+	if len(k.Scopes) == 0 {
+		k.Scopes = nil // PostgreSQL's scan of an empty text[] appends nothing
+	}
+	k.CreatedAt = fromMicros(created)
+	k.RevokedAt = timePtr(revoked)
+	k.LastUsedAt = timePtr(used)
+	return &k, nil
+}
+
+// CreateKey implements postgram.Storage.
+func (s *Store) CreateKey(ctx context.Context, ws string, k *postgram.APIKey, hash []byte, audit *postgram.AuditEntry) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, allowed_types,
+				allowed_visibilities, client_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ws, k.ID.String(), k.Name, k.Prefix, hash, stringsJSON(k.Scopes), stringsJSON(k.AllowedTypes), stringsJSON(k.AllowedVisibilities),
+			k.ClientID, micros(k.CreatedAt))
+		if err != nil {
+			return err
+		}
+		return auditInsert(ctx, tx, ws, audit)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: create key: %w", mapErr(err))
+	}
+	return nil
+}
+
+// KeyByHash implements postgram.Storage.
+func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*postgram.APIKey, []byte, error) {
+	var stored []byte
+	k, err := scanKey(s.queryRow(ctx, "SELECT "+keyCols+", key_hash FROM api_keys WHERE workspace_id = ? AND key_hash = ?", ws, hash), &stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, fmt.Errorf("api key: %w", postgram.ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite: look up key: %w", mapErr(err))
+	}
+	return k, stored, nil
+}
+
+// ListKeys implements postgram.Storage.
+func (s *Store) ListKeys(ctx context.Context, ws string) ([]postgram.APIKey, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+keyCols+" FROM api_keys WHERE workspace_id = ? ORDER BY created_at DESC, id", ws)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list keys: %w", mapErr(err))
+	}
+	defer rows.Close()
+	out := []postgram.APIKey{}
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list keys: %w", err)
+		}
+		out = append(out, *k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list keys: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// RevokeKey implements postgram.Storage. This store has no change feed,
+// so the library caches no verified key and every replica (every process
+// on the file) sees the revocation at its next authentication.
+func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *postgram.AuditEntry) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE workspace_id = ? AND id = ?`,
+			micros(at), ws, id.String())
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("api key %s: %w", id, postgram.ErrNotFound)
+		}
+		return auditInsert(ctx, tx, ws, audit)
+	})
+	if err != nil {
+		if errors.Is(err, postgram.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("sqlite: revoke key: %w", mapErr(err))
+	}
+	return nil
+}
+
+// TouchKeys implements postgram.Storage.
+func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, ?1), ?1)
+			WHERE workspace_id = ?2 AND id = ?3`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for k, at := range used {
+			id, err := uuid.Parse(k)
+			if err != nil {
+				continue
+			}
+			if _, err := st.ExecContext(ctx, micros(at), ws, id.String()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: touch keys: %w", mapErr(err))
+	}
+	return nil
+}
+
+// Stats implements postgram.Storage. DatabaseBytes is the size of the
+// database file and its WAL.
+func (s *Store) Stats(ctx context.Context, ws string) (postgram.StoreStats, error) {
+	st := postgram.StoreStats{EntitiesByType: map[string]int{}, EntitiesByStatus: map[string]int{}}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return st, fmt.Errorf("sqlite: stats: %w", mapErr(err))
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT type, status, count(*) FROM entities WHERE workspace_id = ? GROUP BY type, status`, ws)
+	if err != nil {
+		return st, fmt.Errorf("sqlite: stats: %w", mapErr(err))
+	}
+	for rows.Next() {
+		var t, status string
+		var n int
+		if err := rows.Scan(&t, &status, &n); err != nil {
+			rows.Close()
+			return st, fmt.Errorf("sqlite: stats: %w", err)
+		}
+		st.EntitiesByType[t] += n
+		st.EntitiesByStatus[status] += n
+		st.Entities += n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("sqlite: stats: %w", mapErr(err))
+	}
+	err = tx.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM chunks WHERE workspace_id = ?1),
+			(SELECT count(*) FROM chunk_embeddings WHERE workspace_id = ?1),
+			(SELECT count(*) FROM edges WHERE workspace_id = ?1),
+			(SELECT count(*) FROM api_keys WHERE workspace_id = ?1),
+			(SELECT count(*) FROM audit_log WHERE workspace_id = ?1)`, ws).
+		Scan(&st.Chunks, &st.EmbeddedChunks, &st.Edges, &st.Keys, &st.AuditEntries)
+	if err != nil {
+		return st, fmt.Errorf("sqlite: stats: %w", mapErr(err))
+	}
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			st.DatabaseBytes += fi.Size()
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package sqlite
+
+func adviseHuge[T any](s []T) {}

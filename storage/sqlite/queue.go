@@ -1,0 +1,330 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram"
+)
+
+// now is the database clock: the store's process time, in stored precision.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// ClaimEmbedding implements postgram.Storage. The claim is one write
+// transaction, and write transactions are serialised (in-process by the
+// single writer connection, across processes by SQLite's write lock), so
+// concurrent workers never claim the same entity; a lease that expires (a
+// crashed worker) makes the entity claimable again.
+func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]postgram.EmbedJob, error) {
+	var jobs []postgram.EmbedJob
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		t := micros(now())
+		rows, err := tx.QueryContext(ctx, `
+			UPDATE entities SET enrichment_leased_until = ?1 + ?5
+			WHERE rid IN (
+				SELECT rid FROM entities
+				WHERE workspace_id = ?2
+				  AND (enrichment_status = 'pending' OR (enrichment_status = 'failed' AND enrichment_attempts < ?4))
+				  AND (enrichment_retry_at IS NULL OR enrichment_retry_at <= ?1)
+				  AND (enrichment_leased_until IS NULL OR enrichment_leased_until < ?1)
+				ORDER BY enrichment_queued_at NULLS FIRST, id
+				LIMIT ?3
+			)
+			RETURNING id, chunk_generation, enrichment_attempts`,
+			t, ws, max, maxAttempts, lease.Microseconds())
+		if err != nil {
+			return err
+		}
+		type claimed struct{ job postgram.EmbedJob }
+		var cl []claimed
+		for rows.Next() {
+			var c claimed
+			var id string
+			if err := rows.Scan(&id, &c.job.Generation, &c.job.Attempts); err != nil {
+				rows.Close()
+				return err
+			}
+			if c.job.EntityID, err = uuid.Parse(id); err != nil {
+				rows.Close()
+				return err
+			}
+			cl = append(cl, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(cl) == 0 {
+			return nil
+		}
+		ids := make([]uuid.UUID, len(cl))
+		byID := make(map[uuid.UUID]int, len(cl))
+		jobs = make([]postgram.EmbedJob, len(cl))
+		for i, c := range cl {
+			jobs[i] = c.job
+			ids[i] = c.job.EntityID
+			byID[c.job.EntityID] = i
+		}
+		crows, err := tx.QueryContext(ctx, `SELECT c.entity_id, c.id, c.chunk_index, c.content, c.start_offset, c.end_offset
+			FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunks c ON c.workspace_id = ? AND c.entity_id = j.value
+			WHERE NOT EXISTS (SELECT 1 FROM chunk_embeddings v WHERE v.chunk_rid = c.rid AND v.model_id = ?)
+			ORDER BY c.entity_id, c.chunk_index`, idsJSON(ids), ws, modelID)
+		if err != nil {
+			return err
+		}
+		defer crows.Close()
+		for crows.Next() {
+			var eid, cid string
+			var c postgram.ChunkInput
+			if err := crows.Scan(&eid, &cid, &c.Index, &c.Content, &c.Start, &c.End); err != nil {
+				return err
+			}
+			e, err := uuid.Parse(eid)
+			if err != nil {
+				return err
+			}
+			if c.ID, err = uuid.Parse(cid); err != nil {
+				return err
+			}
+			if i, ok := byID[e]; ok {
+				jobs[i].Chunks = append(jobs[i].Chunks, c)
+			}
+		}
+		return crows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claim embedding work: %w", mapErr(err))
+	}
+	return jobs, nil
+}
+
+// CompleteEmbedding implements postgram.Storage.
+func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []postgram.EmbedResult) error {
+	if len(done) == 0 {
+		return nil
+	}
+	m, err := s.model(ctx, modelID)
+	if err != nil {
+		return err
+	}
+	// Validate and encode before taking the write lock.
+	blobs := make([][][]byte, len(done))
+	for i, r := range done {
+		if len(r.Vectors) != len(r.ChunkIDs) {
+			return fmt.Errorf("sqlite: complete embedding of %s: %d vectors for %d chunks: %w", r.EntityID, len(r.Vectors), len(r.ChunkIDs), postgram.ErrInvalidArgument)
+		}
+		blobs[i] = make([][]byte, len(r.Vectors))
+		for j, v := range r.Vectors {
+			if err := checkVector(v, m.Dimensions); err != nil {
+				return fmt.Errorf("sqlite: complete embedding of chunk %s: %w", r.ChunkIDs[j], err)
+			}
+			blobs[i][j] = encodeVector(v)
+		}
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		vec, err := tx.PrepareContext(ctx, `INSERT INTO chunk_embeddings (chunk_rid, workspace_id, chunk_id, entity_rid, model_id, embedding)
+			SELECT rid, workspace_id, id, entity_rid, ?3, ?4 FROM chunks WHERE workspace_id = ?1 AND id = ?2
+			ON CONFLICT (chunk_rid) DO UPDATE SET model_id = excluded.model_id, embedding = excluded.embedding`)
+		if err != nil {
+			return err
+		}
+		defer vec.Close()
+		ent, err := tx.PrepareContext(ctx, `UPDATE entities SET enrichment_status = 'completed', enrichment_error = '', enrichment_retry_at = NULL,
+				enrichment_leased_until = NULL, enrichment_queued_at = NULL
+			WHERE workspace_id = ? AND id = ? AND chunk_generation = ?`)
+		if err != nil {
+			return err
+		}
+		defer ent.Close()
+		for i, r := range done {
+			for j, id := range r.ChunkIDs {
+				if _, err := vec.ExecContext(ctx, ws, id.String(), modelID, blobs[i][j]); err != nil {
+					return err
+				}
+			}
+			if _, err := ent.ExecContext(ctx, ws, r.EntityID.String(), r.Generation); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: complete embedding: %w", mapErr(err))
+	}
+	return nil
+}
+
+// checkVector applies pgvector's input rules: the model's dimensions and
+// finite components.
+func checkVector(v []float32, dims int) error {
+	if len(v) != dims {
+		return fmt.Errorf("%w: vector has %d dimensions, the model has %d", postgram.ErrInvalidArgument, len(v), dims)
+	}
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("%w: vector components must be finite", postgram.ErrInvalidArgument)
+		}
+	}
+	return nil
+}
+
+// FailEmbedding implements postgram.Storage.
+func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []postgram.EmbedJob, errMsg string, retryAt time.Time) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `UPDATE entities SET enrichment_status = 'failed', enrichment_attempts = enrichment_attempts + 1,
+				enrichment_error = ?, enrichment_retry_at = ?, enrichment_leased_until = NULL
+			WHERE workspace_id = ? AND id = ? AND chunk_generation = ?`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, j := range jobs {
+			if _, err := st.ExecContext(ctx, errMsg, micros(retryAt), ws, j.EntityID.String(), j.Generation); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: record embedding failure: %w", mapErr(err))
+	}
+	return nil
+}
+
+// QueueStats implements postgram.Storage.
+func (s *Store) QueueStats(ctx context.Context, ws string, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
+	var st postgram.QueueStatus
+	var ex postgram.ExtractionQueue
+	var oldest sql.NullInt64
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return st, fmt.Errorf("sqlite: queue stats: %w", mapErr(err))
+	}
+	defer tx.Rollback()
+	err = tx.QueryRowContext(ctx, `SELECT
+			count(*) FILTER (WHERE enrichment_status = 'pending'),
+			count(*) FILTER (WHERE enrichment_status = 'completed'),
+			count(*) FILTER (WHERE enrichment_status = 'failed'),
+			count(*) FILTER (WHERE enrichment_status = 'failed' AND enrichment_attempts < ?2),
+			min(enrichment_queued_at) FILTER (WHERE enrichment_status = 'pending'),
+			count(*) FILTER (WHERE extraction_status = 'pending'),
+			count(*) FILTER (WHERE extraction_status = 'completed'),
+			count(*) FILTER (WHERE extraction_status = 'failed'),
+			count(*) FILTER (WHERE extraction_status = 'skipped')
+		FROM entities WHERE workspace_id = ?1`, ws, maxAttempts).
+		Scan(&st.Embedding.Pending, &st.Embedding.Completed, &st.Embedding.Failed, &st.Embedding.RetryEligible,
+			&oldest, &ex.Pending, &ex.Completed, &ex.Failed, &ex.Skipped)
+	if err != nil {
+		return st, fmt.Errorf("sqlite: queue stats: %w", mapErr(err))
+	}
+	if oldest.Valid {
+		secs := float64(micros(time.Now())-oldest.Int64) / 1e6
+		st.Embedding.OldestPendingSecs = &secs
+	}
+	st.Extraction = &ex
+	if failureLimit <= 0 {
+		return st, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, type, kind, error, path, updated_at FROM (
+			SELECT id, type, 'embedding' AS kind, enrichment_error AS error, metadata ->> '$.path' AS path, updated_at
+			FROM entities WHERE workspace_id = ?1 AND enrichment_status = 'failed'
+			UNION ALL
+			SELECT id, type, 'extraction', extraction_error, metadata ->> '$.path', updated_at
+			FROM entities WHERE workspace_id = ?1 AND extraction_status = 'failed'
+		) ORDER BY updated_at DESC, id LIMIT ?2`, ws, failureLimit)
+	if err != nil {
+		return st, fmt.Errorf("sqlite: queue failures: %w", mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f postgram.QueueFailure
+		var id string
+		var path sql.NullString
+		var updated int64
+		if err := rows.Scan(&id, &f.Type, &f.Kind, &f.Error, &path, &updated); err != nil {
+			return st, fmt.Errorf("sqlite: queue failures: %w", err)
+		}
+		if f.ID, err = uuid.Parse(id); err != nil {
+			return st, fmt.Errorf("sqlite: queue failures: %w", err)
+		}
+		f.Path = path.String
+		f.UpdatedAt = fromMicros(updated)
+		st.Failures = append(st.Failures, f)
+	}
+	return st, rows.Err()
+}
+
+// GetQueryEmbedding implements postgram.Storage. A hit refreshes
+// last_used_at at most once an hour, so hot queries do not write per read.
+func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte) ([]float32, bool, error) {
+	var blob []byte
+	var used int64
+	err := s.queryRow(ctx, `SELECT embedding, last_used_at FROM query_embeddings
+		WHERE workspace_id = ? AND client_id = ? AND model_id = ? AND key = ?`, ws, clientID, modelID, key).Scan(&blob, &used)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("sqlite: query embedding cache: %w", mapErr(err))
+	}
+	t := now()
+	if used < micros(t.Add(-time.Hour)) {
+		err := s.write(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE query_embeddings SET last_used_at = ?
+				WHERE workspace_id = ? AND client_id = ? AND model_id = ? AND key = ?`, micros(t), ws, clientID, modelID, key)
+			return err
+		})
+		if err != nil {
+			return nil, false, fmt.Errorf("sqlite: query embedding cache: %w", mapErr(err))
+		}
+	}
+	return decodeVector(blob, make([]float32, 0, len(blob)/4)), true, nil
+}
+
+// PutQueryEmbedding implements postgram.Storage.
+func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte, vec []float32) error {
+	t := micros(now())
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO query_embeddings (workspace_id, client_id, model_id, key, embedding, created_at, last_used_at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+			ON CONFLICT (workspace_id, client_id, model_id, key) DO UPDATE SET embedding = excluded.embedding, last_used_at = excluded.last_used_at`,
+			ws, clientID, modelID, key, encodeVector(vec), t)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: store query embedding: %w", mapErr(err))
+	}
+	return nil
+}
+
+// PruneQueryEmbeddings implements postgram.Storage.
+func (s *Store) PruneQueryEmbeddings(ctx context.Context, ws string, olderThan time.Time, maxPerClient int) (int, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM query_embeddings WHERE rowid IN (
+				SELECT rowid FROM (
+					SELECT rowid, last_used_at < ?2 AS stale,
+						row_number() OVER (PARTITION BY client_id ORDER BY last_used_at DESC) AS rn
+					FROM query_embeddings WHERE workspace_id = ?1
+				) WHERE stale OR rn > ?3
+			)`, ws, micros(olderThan), maxPerClient)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: prune query embeddings: %w", mapErr(err))
+	}
+	return int(n), nil
+}

@@ -1,0 +1,160 @@
+package sqlite
+
+import (
+	"math"
+	"slices"
+)
+
+// invWeightD is 1/w for weight class D, the class of every position
+// to_tsvector records: PostgreSQL's default weight 0.1 is a float4 widened
+// to double.
+var invWeightD = 1.0 / float64(float32(0.1))
+
+// docEntry is one position of a query lexeme in a document (PostgreSQL's
+// DocRepresentation).
+type docEntry struct {
+	pos uint16
+	lex int32
+}
+
+// rankCD ports PostgreSQL's ts_rank_cd(tsv, query) (calc_rank_cd in
+// src/backend/utils/adt/tsrank.c, PostgreSQL 15) with the default weights
+// {0.1, 0.2, 0.4, 1.0} and normalization 0, for the query the keyword branch
+// ranks with: the OR of every term's plainto_tsquery('simple', term), each
+// the AND of the term's lexemes. d holds the positions of the query's
+// lexemes in the chunk's tsvector. The arithmetic follows PostgreSQL's
+// (doubles, in the same order, rounded to float4 at the end), so ranks are
+// equal to PostgreSQL's, not only close.
+func (q *terms) rankCD(d *docTerms) float32 {
+	// get_docrep: every position of every query lexeme the document has,
+	// sorted by position, then by the lexeme's place in the tsvector (the
+	// byte order of q.lexemes). Duplicate query operands share one entry.
+	n := 0
+	for l, ok := range d.present {
+		if ok {
+			n += len(d.pos[l])
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	doc := make([]docEntry, 0, n)
+	for l, ok := range d.present {
+		if ok {
+			for _, p := range d.pos[l] {
+				doc = append(doc, docEntry{pos: p, lex: int32(l)})
+			}
+		}
+	}
+	slices.SortFunc(doc, func(a, b docEntry) int {
+		if a.pos != b.pos {
+			return int(a.pos) - int(b.pos)
+		}
+		return int(a.lex) - int(b.lex)
+	})
+
+	exists := make([]bool, len(q.lexemes))
+	var (
+		ext                 cover
+		wdoc                float64
+		sumDist, prevExtPos float64
+		nExtent             int
+	)
+	_ = sumDist // RANK_NORM_EXTDIST only; kept to mirror PostgreSQL
+	for q.cover(doc, exists, &ext) {
+		invSum := 0.0
+		for i := ext.begin; i <= ext.end; i++ {
+			invSum += invWeightD
+		}
+		cpos := float64(ext.end-ext.begin+1) / invSum
+		// When a document is long, positions saturate at 16383 and ext.q
+		// may equal ext.p: PostgreSQL then counts half the cover as noise.
+		nNoise := (ext.q - ext.p) - (ext.end - ext.begin)
+		if nNoise < 0 {
+			nNoise = (ext.end - ext.begin) / 2
+		}
+		wdoc += cpos / float64(1+nNoise)
+		curExtPos := float64(ext.q+ext.p) / 2.0
+		if nExtent > 0 && curExtPos > prevExtPos {
+			sumDist += 1.0 / (curExtPos - prevExtPos)
+		}
+		prevExtPos = curExtPos
+		nExtent++
+	}
+	return float32(wdoc)
+}
+
+// cover is PostgreSQL's CoverExt: the search position and the last cover
+// found (p and q are positions, begin and end indexes into the document).
+type cover struct {
+	pos        int
+	p, q       int
+	begin, end int
+}
+
+// holds evaluates the query (OR of ANDs) over the lexemes seen.
+func (q *terms) holds(exists []bool) bool {
+	for _, ls := range q.of {
+		if len(ls) == 0 {
+			continue
+		}
+		all := true
+		for _, l := range ls {
+			if !exists[l] {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// cover finds the next cover after ext.pos (PostgreSQL's Cover, with its
+// tail recursion as a loop): the shortest stretch of the document, ending
+// at the first position where the query holds, that satisfies the query.
+func (q *terms) cover(doc []docEntry, exists []bool, ext *cover) bool {
+	for {
+		clear(exists)
+		ext.p, ext.q = math.MaxInt32, 0
+		lastpos := ext.pos
+		found := false
+		// Upper bound: move right until the query holds.
+		for i := ext.pos; i < len(doc); i++ {
+			exists[doc[i].lex] = true
+			if q.holds(exists) {
+				if int(doc[i].pos) > ext.q {
+					ext.q = int(doc[i].pos)
+					ext.end = i
+					lastpos = i
+					found = true
+				}
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+		// Lower bound: from there, move left until it holds again.
+		clear(exists)
+		i := lastpos
+		for ; i >= ext.pos; i-- {
+			exists[doc[i].lex] = true
+			if q.holds(exists) {
+				if int(doc[i].pos) < ext.p {
+					ext.begin = i
+					ext.p = int(doc[i].pos)
+				}
+				break
+			}
+		}
+		if ext.p <= ext.q {
+			// Next try starts after the beginning of this cover.
+			ext.pos = i + 1
+			return true
+		}
+		ext.pos++
+	}
+}

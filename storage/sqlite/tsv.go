@@ -1,0 +1,260 @@
+package sqlite
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/postgram-go/postgram/internal/query"
+	"github.com/postgram-go/postgram/storage/sqlite/internal/tsparse"
+)
+
+// chunkVector returns to_tsvector('simple', content). The lexeme set is
+// query.Lexemes's, the library's verified port of PostgreSQL's parser, so
+// matching is exactly PostgreSQL's; positions (used only for ranking) come
+// from tsparse, a copy of the same parser that also reports them. Should
+// the copies ever disagree, the set from query.Lexemes wins and lexemes
+// unknown to tsparse get no positions (so they match but do not rank).
+func chunkVector(content string) []tsparse.Lexeme {
+	set := query.Lexemes(content)
+	vec := tsparse.Vector(content)
+	if len(vec) == len(set) {
+		same := true
+		for i, l := range vec {
+			if l.Word != set[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return vec
+		}
+	}
+	pos := make(map[string][]uint16, len(vec))
+	for _, l := range vec {
+		pos[l.Word] = l.Pos
+	}
+	out := make([]tsparse.Lexeme, len(set))
+	for i, w := range set {
+		out[i] = tsparse.Lexeme{Word: w, Pos: pos[w]}
+	}
+	return out
+}
+
+// tsvFormat versions the encoding of chunks.tsv.
+const tsvFormat = 1
+
+// encodeTSV encodes a tsvector for chunks.tsv: a format byte, the number of
+// lexemes, then per lexeme (in byte order) its length and bytes, the number
+// of positions, the byte length of the positions and the positions as
+// ascending deltas, all unsigned varints.
+func encodeTSV(v []tsparse.Lexeme) []byte {
+	n := 1 + binary.MaxVarintLen32
+	for _, l := range v {
+		n += len(l.Word) + 3 + 2*len(l.Pos)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, tsvFormat)
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	var pb []byte
+	for _, l := range v {
+		b = binary.AppendUvarint(b, uint64(len(l.Word)))
+		b = append(b, l.Word...)
+		pb = pb[:0]
+		prev := 0
+		for _, p := range l.Pos {
+			pb = binary.AppendUvarint(pb, uint64(int(p)-prev))
+			prev = int(p)
+		}
+		b = binary.AppendUvarint(b, uint64(len(l.Pos)))
+		b = binary.AppendUvarint(b, uint64(len(pb)))
+		b = append(b, pb...)
+	}
+	return b
+}
+
+var errBadTSV = errors.New("malformed chunk tsvector")
+
+// walkTSV calls fn for every lexeme of an encoded tsvector with its raw
+// position bytes (decode them with decodePositions).
+func walkTSV(b []byte, fn func(word []byte, npos int, pos []byte)) error {
+	if len(b) == 0 || b[0] != tsvFormat {
+		return errBadTSV
+	}
+	b = b[1:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return errBadTSV
+	}
+	b = b[k:]
+	for range n {
+		wl, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < wl {
+			return errBadTSV
+		}
+		word := b[k : k+int(wl)]
+		b = b[k+int(wl):]
+		np, k := binary.Uvarint(b)
+		if k <= 0 {
+			return errBadTSV
+		}
+		b = b[k:]
+		pl, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < pl {
+			return errBadTSV
+		}
+		fn(word, int(np), b[k:k+int(pl)])
+		b = b[k+int(pl):]
+	}
+	return nil
+}
+
+func decodePositions(npos int, b []byte, dst []uint16) []uint16 {
+	prev := uint64(0)
+	for range npos {
+		d, k := binary.Uvarint(b)
+		if k <= 0 {
+			break
+		}
+		b = b[k:]
+		prev += d
+		dst = append(dst, uint16(prev))
+	}
+	return dst
+}
+
+// ftsTokens is the chunk_fts document for a chunk: a token naming the
+// workspace, then one token per distinct lexeme, qualified by the
+// workspace. Qualified tokens keep every MATCH inside its workspace without
+// a join and give exact per-workspace document frequencies (fts5vocab).
+func ftsTokens(ws string, v []tsparse.Lexeme) string {
+	var b strings.Builder
+	wsHex := hex.EncodeToString([]byte(ws))
+	b.WriteString("w" + wsHex)
+	for _, l := range v {
+		b.WriteByte(' ')
+		b.WriteString(lexToken(wsHex, l.Word))
+	}
+	return b.String()
+}
+
+// wsToken is the FTS token every chunk of workspace ws carries.
+func wsToken(ws string) string { return "w" + hex.EncodeToString([]byte(ws)) }
+
+// lexToken is the FTS token of lexeme lex in the workspace whose name is
+// wsHex in hex: both hex, joined by "x" (not a hex digit, so the pair is
+// unambiguous; the "w" of workspace tokens keeps those apart too).
+func lexToken(wsHex, lex string) string {
+	return wsHex + "x" + hex.EncodeToString([]byte(lex))
+}
+
+// terms is a compiled keyword query: each term's lexemes (PostgreSQL's
+// plainto_tsquery('simple', term), whose lexemes are ANDed) as indexes into
+// the distinct lexemes of all terms.
+type terms struct {
+	lexemes []string       // distinct, byte order (the tsvector's order)
+	index   map[string]int // lexeme → position in lexemes
+	of      [][]int        // per term: its lexemes; empty when it has none
+}
+
+func compileTerms(ts []string) *terms {
+	q := &terms{index: map[string]int{}, of: make([][]int, len(ts))}
+	for _, t := range ts {
+		for _, l := range query.Lexemes(t) {
+			if _, ok := q.index[l]; !ok {
+				q.index[l] = -1
+				q.lexemes = append(q.lexemes, l)
+			}
+		}
+	}
+	slices.Sort(q.lexemes)
+	for i, l := range q.lexemes {
+		q.index[l] = i
+	}
+	for i, t := range ts {
+		for _, l := range query.Lexemes(t) {
+			q.of[i] = append(q.of[i], q.index[l])
+		}
+	}
+	return q
+}
+
+// termMatch renders term i, in the workspace named wsHex in hex, as an
+// FTS5 expression ("" when it has no lexeme, which on PostgreSQL is an
+// empty tsquery that matches nothing).
+func (q *terms) termMatch(wsHex string, i int) string {
+	if len(q.of[i]) == 0 {
+		return ""
+	}
+	parts := make([]string, len(q.of[i]))
+	for j, l := range q.of[i] {
+		parts[j] = `"` + lexToken(wsHex, q.lexemes[l]) + `"`
+	}
+	return "(" + strings.Join(parts, " AND ") + ")"
+}
+
+// match renders the FTS5 expression of a probe in workspace ws, or "" when
+// the probe can match nothing. Like PostgreSQL's tsquery operators, && and
+// || with an empty query yield the other operand.
+func (q *terms) match(ws string, op string, which []int) string {
+	wsHex := hex.EncodeToString([]byte(ws))
+	var parts []string
+	for _, i := range which {
+		if m := q.termMatch(wsHex, i); m != "" {
+			parts = append(parts, m)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, " "+op+" ")
+}
+
+// docTerms is what one chunk's tsvector holds of the query's lexemes.
+type docTerms struct {
+	present []bool     // per query lexeme
+	pos     [][]uint16 // per query lexeme, its positions
+}
+
+// scan decodes an encoded tsvector against the query's lexemes.
+func (q *terms) scan(tsv []byte, d *docTerms) error {
+	if cap(d.present) < len(q.lexemes) {
+		d.present = make([]bool, len(q.lexemes))
+		d.pos = make([][]uint16, len(q.lexemes))
+	}
+	d.present = d.present[:len(q.lexemes)]
+	d.pos = d.pos[:len(q.lexemes)]
+	for i := range d.present {
+		d.present[i] = false
+		d.pos[i] = d.pos[i][:0]
+	}
+	return walkTSV(tsv, func(word []byte, npos int, pos []byte) {
+		if i, ok := q.index[string(word)]; ok {
+			d.present[i] = true
+			d.pos[i] = decodePositions(npos, pos, d.pos[i])
+		}
+	})
+}
+
+// mask returns the bitmask of the terms whose lexemes are all present.
+func (q *terms) mask(d *docTerms) uint32 {
+	var m uint32
+	for i, ls := range q.of {
+		if len(ls) == 0 {
+			continue
+		}
+		all := true
+		for _, l := range ls {
+			if !d.present[l] {
+				all = false
+				break
+			}
+		}
+		if all {
+			m |= 1 << i
+		}
+	}
+	return m
+}
