@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postgram-go/postgram/internal/query"
-	"github.com/postgram-go/postgram/storage/sqlite/internal/tsparse"
 )
 
 // goldenPath holds what PostgreSQL 15 computes for a corpus of documents
@@ -212,7 +211,7 @@ func TestRankGolden(t *testing.T) {
 	t.Logf("checked %d (document, query) pairs against PostgreSQL", checked)
 }
 
-// TestVectorMatchesQueryLexemes proves tsparse (positions) and query.Lexemes
+// TestVectorMatchesQueryLexemes proves query.Vector (positions) and query.Lexemes
 // (the library's lexeme sets) are the same parser.
 func TestVectorMatchesQueryLexemes(t *testing.T) {
 	for _, d := range rankCorpus().Docs {
@@ -223,11 +222,11 @@ func TestVectorMatchesQueryLexemes(t *testing.T) {
 func checkSameLexemes(t *testing.T, s string) {
 	t.Helper()
 	var words []string
-	for _, l := range tsparse.Vector(s) {
+	for _, l := range query.Vector(s) {
 		words = append(words, l.Word)
 	}
 	if want := query.Lexemes(s); !slices.Equal(words, want) {
-		t.Fatalf("tsparse.Vector(%q) lexemes %q, query.Lexemes %q", s, words, want)
+		t.Fatalf("query.Vector(%q) lexemes %q, query.Lexemes %q", s, words, want)
 	}
 }
 

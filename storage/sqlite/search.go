@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/query"
 )
 
 // VectorSearch implements postgram.Storage. Every strategy ranks exactly
@@ -377,44 +376,38 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f pos
 
 var _ postgram.TermStatser = (*Store)(nil)
 
-// TermFrequencies implements postgram.TermStatser with exact per-workspace
-// counts from the keyword index (fts5vocab over the workspace-qualified
-// tokens): a term's frequency is that of its rarest lexeme (its lexemes are
-// ANDed), over the workspace's chunks; a term without lexemes gets 0, as on
-// PostgreSQL. ok is false while the workspace has no chunk.
+// TermFrequencies implements postgram.TermStatser: a term's frequency is
+// the fraction of the workspace's chunks that match it (all its lexemes),
+// counted in the keyword index up to termCountCap chunks, so estimating
+// costs at most a few short index scans. Terms more common than the cap tie
+// (PostgreSQL's statistics, conversely, know only the common lexemes and
+// give rarer ones 0); a term without lexemes gets 0, as on PostgreSQL. ok
+// is false while the workspace has no chunk.
 func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) ([]float64, bool, error) {
-	const q = "SELECT doc FROM chunk_fts_terms WHERE term = ?"
-	docs := func(tok string) (float64, error) {
-		var n int64
-		err := s.queryRow(ctx, q, tok).Scan(&n)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
-		}
-		return float64(n), err
-	}
-	total, err := docs(wsToken(ws))
-	if err != nil {
+	var total int64
+	err := s.queryRow(ctx, "SELECT chunks FROM workspace_chunks WHERE workspace_id = ?", ws).Scan(&total)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, fmt.Errorf("sqlite: term frequencies: %w", mapErr(err))
 	}
 	freqs := make([]float64, len(terms))
-	if total == 0 {
+	if total <= 0 {
 		return freqs, false, nil
 	}
+	q := compileTerms(terms)
 	wsHex := hex.EncodeToString([]byte(ws))
-	for i, t := range terms {
-		lex := query.Lexemes(t)
-		if len(lex) == 0 {
+	for i := range terms {
+		m := q.termMatch(wsHex, i)
+		if m == "" {
 			continue
 		}
-		f := 1.0
-		for _, l := range lex {
-			n, err := docs(lexToken(wsHex, l))
-			if err != nil {
-				return nil, false, fmt.Errorf("sqlite: term frequencies: %w", mapErr(err))
-			}
-			f = min(f, n/total)
+		var n int64
+		if err := s.queryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)", m, termCountCap).Scan(&n); err != nil {
+			return nil, false, fmt.Errorf("sqlite: term frequencies: %w", mapErr(err))
 		}
-		freqs[i] = f
+		freqs[i] = min(1, float64(n)/float64(total))
 	}
 	return freqs, true, nil
 }
+
+// termCountCap bounds the chunks counted per term by TermFrequencies.
+const termCountCap = 1000

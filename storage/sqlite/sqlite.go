@@ -36,9 +36,8 @@
 // # Keyword branch
 //
 // Each chunk's to_tsvector('simple', content) is computed in Go and stored
-// with the chunk: the lexeme set with query.Lexemes, the library's port of
-// PostgreSQL's parser, and the positions with internal/tsparse, a copy of it
-// that reports them. An FTS5 table indexes every chunk's lexemes as hex
+// with the chunk by query.Vector, the library's port of PostgreSQL's parser,
+// with positions. An FTS5 table indexes every chunk's lexemes as hex
 // tokens qualified by the workspace, so MATCH compares lexemes byte for byte
 // inside one workspace: a term's lexemes are ANDed, terms ORed, exactly as
 // plainto_tsquery('simple', term) combined with && and || on PostgreSQL.
@@ -46,8 +45,8 @@
 // the stored positions against the OR of all terms, with PostgreSQL's
 // arithmetic, so they are equal to PostgreSQL's (testdata holds
 // PostgreSQL 15's answers for 13,692 document/query pairs). Matching masks
-// come from the same positions. TermFrequencies reads exact per-workspace
-// document counts from the index (fts5vocab).
+// come from the same positions. TermFrequencies counts, per workspace, the
+// chunks matching each term in the index (capped, see termCountCap).
 //
 // # Vector branch
 //

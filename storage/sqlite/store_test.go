@@ -491,7 +491,7 @@ func TestTermFrequencies(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("TermFrequencies: %v %v", ok, err)
 	}
-	want := []float64{230.0 / 232, 5.0 / 232, 0, 0, 0} // common-rare: its rarest lexeme is the compound, in no chunk
+	want := []float64{230.0 / 232, 5.0 / 232, 0, 0, 0} // common-rare: its lexemes (with the compound) are in no chunk together
 	for i := range want {
 		if math.Abs(freqs[i]-want[i]) > 1e-12 {
 			t.Fatalf("frequencies %v, want %v", freqs, want)

@@ -8,39 +8,12 @@ import (
 	"strings"
 
 	"github.com/postgram-go/postgram/internal/query"
-	"github.com/postgram-go/postgram/storage/sqlite/internal/tsparse"
 )
 
-// chunkVector returns to_tsvector('simple', content). The lexeme set is
-// query.Lexemes's, the library's verified port of PostgreSQL's parser, so
-// matching is exactly PostgreSQL's; positions (used only for ranking) come
-// from tsparse, a copy of the same parser that also reports them. Should
-// the copies ever disagree, the set from query.Lexemes wins and lexemes
-// unknown to tsparse get no positions (so they match but do not rank).
-func chunkVector(content string) []tsparse.Lexeme {
-	set := query.Lexemes(content)
-	vec := tsparse.Vector(content)
-	if len(vec) == len(set) {
-		same := true
-		for i, l := range vec {
-			if l.Word != set[i] {
-				same = false
-				break
-			}
-		}
-		if same {
-			return vec
-		}
-	}
-	pos := make(map[string][]uint16, len(vec))
-	for _, l := range vec {
-		pos[l.Word] = l.Pos
-	}
-	out := make([]tsparse.Lexeme, len(set))
-	for i, w := range set {
-		out[i] = tsparse.Lexeme{Word: w, Pos: pos[w]}
-	}
-	return out
+// chunkVector returns to_tsvector('simple', content): the lexemes of the
+// library's verified port of PostgreSQL's parser, with their positions.
+func chunkVector(content string) []query.Lexeme {
+	return query.Vector(content)
 }
 
 // tsvFormat versions the encoding of chunks.tsv.
@@ -50,7 +23,7 @@ const tsvFormat = 1
 // lexemes, then per lexeme (in byte order) its length and bytes, the number
 // of positions, the byte length of the positions and the positions as
 // ascending deltas, all unsigned varints.
-func encodeTSV(v []tsparse.Lexeme) []byte {
+func encodeTSV(v []query.Lexeme) []byte {
 	n := 1 + binary.MaxVarintLen32
 	for _, l := range v {
 		n += len(l.Word) + 3 + 2*len(l.Pos)
@@ -128,8 +101,8 @@ func decodePositions(npos int, b []byte, dst []uint16) []uint16 {
 // ftsTokens is the chunk_fts document for a chunk: a token naming the
 // workspace, then one token per distinct lexeme, qualified by the
 // workspace. Qualified tokens keep every MATCH inside its workspace without
-// a join and give exact per-workspace document frequencies (fts5vocab).
-func ftsTokens(ws string, v []tsparse.Lexeme) string {
+// a join, and per-workspace term counts exact.
+func ftsTokens(ws string, v []query.Lexeme) string {
 	var b strings.Builder
 	wsHex := hex.EncodeToString([]byte(ws))
 	b.WriteString("w" + wsHex)

@@ -1109,7 +1109,11 @@ func testAPIKeys(t *testing.T, open Opener) {
 	if _, err := scoped.Store(e.ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "x", Visibility: postgram.VisibilityWork}); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("write outside allowed visibilities: %v", err)
 	}
-	for _, bad := range []string{"", "pgm-", "Bearer x", token + "x", token[:len(token)-1] + "A", "pgm-" + string(make([]byte, 300))} {
+	flipped := token[:len(token)-1] + "A"
+	if token[len(token)-1] == 'A' {
+		flipped = token[:len(token)-1] + "B"
+	}
+	for _, bad := range []string{"", "pgm-", "Bearer x", token + "x", flipped, "pgm-" + string(make([]byte, 300))} {
 		if _, err := e.c.Authenticate(e.ctx, bad); !errors.Is(err, postgram.ErrUnauthorized) {
 			t.Fatalf("Authenticate(%q) = %v", bad, err)
 		}

@@ -106,12 +106,23 @@ CREATE INDEX chunk_embeddings_workspace_model ON chunk_embeddings (workspace_id,
 -- The keyword index. Each row (rowid = chunks.rid) holds the token "w" + hex
 -- of the workspace and, per distinct lexeme of the chunk, the token
 -- hex(workspace) + "x" + hex(lexeme): MATCH compares lexemes byte for byte
--- and never crosses a workspace, and chunk_fts_terms counts, per workspace,
--- the chunks holding each lexeme (and, for the "w" token, all its chunks).
+-- and never crosses a workspace.
 CREATE VIRTUAL TABLE chunk_fts USING fts5 (
     tokens, content = '', contentless_delete = 1, detail = none, tokenize = 'ascii'
 );
-CREATE VIRTUAL TABLE chunk_fts_terms USING fts5vocab (chunk_fts, row);
+
+-- Chunks per workspace, the denominator of keyword term frequencies.
+CREATE TABLE workspace_chunks (
+    workspace_id  TEXT PRIMARY KEY,
+    chunks        INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER chunks_count_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO workspace_chunks (workspace_id, chunks) VALUES (NEW.workspace_id, 1)
+        ON CONFLICT (workspace_id) DO UPDATE SET chunks = chunks + 1;
+END;
+CREATE TRIGGER chunks_count_delete AFTER DELETE ON chunks BEGIN
+    UPDATE workspace_chunks SET chunks = chunks - 1 WHERE workspace_id = OLD.workspace_id;
+END;
 CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
     DELETE FROM chunk_fts WHERE rowid = OLD.rid;
 END;
