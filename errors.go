@@ -77,3 +77,22 @@ func FieldOf(err error) string {
 	}
 	return ""
 }
+
+// ModelMismatchError reports that the store's active embedding model is not
+// the configured embedder's; backends return it from EnsureModel, and its
+// message tells the operator what to do.
+type ModelMismatchError struct {
+	Active     ModelInfo
+	Configured ModelInfo
+}
+
+func (e *ModelMismatchError) Error() string {
+	a, c := e.Active, e.Configured
+	return fmt.Sprintf("%v: the store's active embedding model is %s/%s (%d dimensions) but the configured embedder is %s/%s (%d dimensions); "+
+		"configure EMBEDDING_PROVIDER, EMBEDDING_MODEL and EMBEDDING_DIMENSIONS to match the store, or switch the store with "+
+		"`pgm-admin embeddings migrate --provider %s --model %s --dimensions %d --yes` (re-embeds every chunk)",
+		ErrModelMismatch, a.Provider, a.Name, a.Dimensions, c.Provider, c.Name, c.Dimensions, c.Provider, c.Name, c.Dimensions)
+}
+
+// Unwrap makes errors.Is(err, ErrModelMismatch) true.
+func (e *ModelMismatchError) Unwrap() error { return ErrModelMismatch }

@@ -548,11 +548,7 @@ func (s *Store) EnsureModel(ctx context.Context, want postgram.ModelInfo) (int64
 			return err
 		}
 		if cur != want {
-			return fmt.Errorf("%w: the store's active embedding model is %s/%s (%d dimensions) but the configured embedder is %s/%s (%d dimensions); "+
-				"configure EMBEDDING_PROVIDER, EMBEDDING_MODEL and EMBEDDING_DIMENSIONS to match the store, or switch the store with "+
-				"`pgm-admin embeddings migrate --provider %s --model %s --dimensions %d --yes` (re-embeds every chunk)",
-				postgram.ErrModelMismatch, cur.Provider, cur.Name, cur.Dimensions, want.Provider, want.Name, want.Dimensions,
-				want.Provider, want.Name, want.Dimensions)
+			return &postgram.ModelMismatchError{Active: cur, Configured: want}
 		}
 		return nil
 	})
