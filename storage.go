@@ -101,6 +101,8 @@ type Storage interface {
 
 	// Stats counts the workspace's entities and chunks and sizes the store.
 	Stats(ctx context.Context, ws string) (StoreStats, error)
+
+	LifecycleStorage // memory_storage.go: grooming, tasks, Markdown sync
 }
 
 // StoreStats summarises a workspace for operators.

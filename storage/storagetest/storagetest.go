@@ -57,6 +57,7 @@ func Run(t *testing.T, open Opener) {
 		{"APIKeys", testAPIKeys},
 		{"KeyRevocationAcrossClients", testKeyRevocationAcrossClients},
 		{"Audit", testAudit},
+		{"Tasks", testTasks}, // tasks.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

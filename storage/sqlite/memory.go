@@ -1,0 +1,281 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram"
+)
+
+// metaExpr renders metadata key k (checked against postgram.MetaKeyRE, so
+// it is safe to interpolate) as a text expression over alias e, in the
+// form the expression indexes are built on.
+func metaExpr(k string) (string, error) {
+	if !postgram.MetaKeyRE.MatchString(k) {
+		return "", fmt.Errorf("metadata key %q: %w", k, postgram.ErrInvalidArgument)
+	}
+	return "(e.metadata ->> '$." + k + "')", nil
+}
+
+// findSQL renders f and q as a condition over alias e.
+func findSQL(f postgram.EntityFilter, q postgram.FindQuery, args *[]any) (string, error) {
+	var b strings.Builder
+	b.WriteString(filterSQL(f, args))
+	if q.ClientID != nil {
+		b.WriteString(" AND e.client_id = ?")
+		*args = append(*args, *q.ClientID)
+	}
+	for _, c := range q.Meta {
+		x, err := metaExpr(c.Key)
+		if err != nil {
+			return "", err
+		}
+		var cond string
+		switch c.Op {
+		case postgram.MetaMissing:
+			cond = x + " IS NULL"
+		case postgram.MetaPresent:
+			cond = x + " IS NOT NULL"
+		case postgram.MetaEq, postgram.MetaLT, postgram.MetaLE, postgram.MetaGT, postgram.MetaGE:
+			cond = x + " " + string(c.Op) + " ?"
+			*args = append(*args, c.Value)
+		default:
+			return "", fmt.Errorf("metadata operator %q: %w", c.Op, postgram.ErrInvalidArgument)
+		}
+		if c.OrMissing {
+			cond = "(" + cond + " OR " + x + " IS NULL)"
+		}
+		b.WriteString(" AND " + cond)
+	}
+	return b.String(), nil
+}
+
+// FindEntities implements postgram.LifecycleStorage.
+func (s *Store) FindEntities(ctx context.Context, ws string, f postgram.EntityFilter, q postgram.FindQuery, limit, offset int) ([]*postgram.Entity, int, error) {
+	args := []any{ws}
+	where, err := findSQL(f, q, &args)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sqlite: find entities: %w", err)
+	}
+	order := "e.created_at DESC, e.id DESC"
+	if q.Order == postgram.OrderOldest {
+		order = "e.created_at, e.id"
+	}
+	args = append(args, limit, offset)
+	rows, err := s.query(ctx, `SELECT `+entityCols+`, count(*) OVER () FROM entities e
+		WHERE e.workspace_id = ? AND `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sqlite: find entities: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []*postgram.Entity
+	total := 0
+	for rows.Next() {
+		e, err := scanEntity(rows, &total)
+		if err != nil {
+			return nil, 0, fmt.Errorf("sqlite: find entities: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("sqlite: find entities: %w", mapErr(err))
+	}
+	if len(out) == 0 && offset > 0 {
+		cargs := []any{ws}
+		cwhere, _ := findSQL(f, q, &cargs)
+		if err := s.queryRow(ctx, "SELECT count(*) FROM entities e WHERE e.workspace_id = ? AND "+cwhere, cargs...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("sqlite: count entities: %w", mapErr(err))
+		}
+	}
+	return out, total, nil
+}
+
+// SessionContextClients implements postgram.LifecycleStorage.
+func (s *Store) SessionContextClients(ctx context.Context, ws string) ([]string, error) {
+	rows, err := s.query(ctx, `SELECT DISTINCT client_id FROM entities
+		WHERE workspace_id = ? AND memory_role = 'session_context' AND status <> 'archived' ORDER BY client_id`, ws)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: session-context clients: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, fmt.Errorf("sqlite: session-context clients: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: session-context clients: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// WriteBatch implements postgram.LifecycleStorage.
+func (s *Store) WriteBatch(ctx context.Context, ws string, ops []postgram.BatchOp) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	// Keyword index entries are computed before the write lock is taken.
+	prepared := make([][]preparedChunk, len(ops))
+	for i, op := range ops {
+		if op.Chunks != nil {
+			prepared[i] = prepareChunks(ws, op.Chunks)
+		}
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for i := range ops {
+			op := &ops[i]
+			var err error
+			switch {
+			case op.Create != nil:
+				err = createTx(ctx, tx, ws, op.Create, prepared[i])
+			case op.Update != nil:
+				err = updateTx(ctx, tx, ws, op.Update, op.Expected, op.Chunks != nil, prepared[i])
+			case op.Edge != nil:
+				err = edgeTx(ctx, tx, ws, op.Edge)
+			case op.SyncState != nil:
+				err = syncStateTx(ctx, tx, ws, op.SyncState)
+			default:
+				err = fmt.Errorf("batch op %d sets nothing: %w", i, postgram.ErrInvalidArgument)
+			}
+			if err != nil {
+				return err
+			}
+			if err := auditInsert(ctx, tx, ws, op.Audit); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var ce *postgram.ConflictError
+		if errors.As(err, &ce) || errors.Is(err, postgram.ErrNotFound) || errors.Is(err, postgram.ErrInvalidArgument) {
+			return err
+		}
+		if isUniqueViolation(err) {
+			return fmt.Errorf("sqlite: write batch: %w: a row already exists", postgram.ErrConflict)
+		}
+		return fmt.Errorf("sqlite: write batch: %w", mapErr(err))
+	}
+	return nil
+}
+
+func createTx(ctx context.Context, tx *sql.Tx, ws string, e *postgram.Entity, chunks []preparedChunk) error {
+	meta, err := metadataJSON(e.Metadata)
+	if err != nil {
+		return err
+	}
+	var queuedAt any
+	if e.EnrichmentStatus == postgram.StagePending {
+		queuedAt = micros(e.CreatedAt)
+	}
+	var rid int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source,
+			metadata, client_id, version, enrichment_status, enrichment_queued_at, extraction_status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid`,
+		ws, e.ID.String(), e.Type, e.Content, e.Visibility, e.Owner, e.Status, stringsJSON(e.Tags), e.Source,
+		meta, e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, micros(e.CreatedAt), micros(e.UpdatedAt)).Scan(&rid)
+	if err != nil {
+		return err
+	}
+	return insertChunks(ctx, tx, ws, e.ID, rid, chunks)
+}
+
+func updateTx(ctx context.Context, tx *sql.Tx, ws string, e *postgram.Entity, expected int64, rechunk bool, chunks []preparedChunk) error {
+	meta, err := metadataJSON(e.Metadata)
+	if err != nil {
+		return err
+	}
+	var rid int64
+	err = tx.QueryRowContext(ctx, `
+		UPDATE entities SET type = ?3, content = ?4, visibility = ?5, owner = ?6, status = ?7, tags = ?8,
+			source = ?9, metadata = ?10, version = ?11, updated_at = ?12, extraction_status = ?13,
+			chunk_generation = chunk_generation + CASE WHEN ?14 THEN 1 ELSE 0 END,
+			enrichment_status = CASE WHEN ?14 THEN ?15 ELSE enrichment_status END,
+			enrichment_attempts = CASE WHEN ?14 THEN 0 ELSE enrichment_attempts END,
+			enrichment_error = CASE WHEN ?14 THEN '' ELSE enrichment_error END,
+			enrichment_queued_at = CASE WHEN ?14 THEN ?12 ELSE enrichment_queued_at END,
+			enrichment_retry_at = CASE WHEN ?14 THEN NULL ELSE enrichment_retry_at END,
+			enrichment_leased_until = CASE WHEN ?14 THEN NULL ELSE enrichment_leased_until END
+		WHERE workspace_id = ?1 AND id = ?2 AND version = ?16
+		RETURNING rid`,
+		ws, e.ID.String(), e.Type, e.Content, e.Visibility, e.Owner, e.Status, stringsJSON(e.Tags),
+		e.Source, meta, e.Version, micros(e.UpdatedAt), e.ExtractionStatus, rechunk, e.EnrichmentStatus, expected).Scan(&rid)
+	if errors.Is(err, sql.ErrNoRows) {
+		cur, err := scanEntity(tx.QueryRowContext(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = ? AND e.id = ?", ws, e.ID.String()))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("entity %s: %w", e.ID, postgram.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		return &postgram.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
+	}
+	if err != nil {
+		return err
+	}
+	if !rechunk {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE workspace_id = ? AND entity_id = ?", ws, e.ID.String()); err != nil {
+		return err
+	}
+	return insertChunks(ctx, tx, ws, e.ID, rid, chunks)
+}
+
+func edgeTx(ctx context.Context, tx *sql.Tx, ws string, ed *postgram.BatchEdge) error {
+	meta, err := metadataJSON(ed.Metadata)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO edges (workspace_id, id, source_id, target_id, relation, confidence, source, metadata, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (workspace_id, source_id, target_id, relation)
+		DO UPDATE SET confidence = excluded.confidence, source = excluded.source, metadata = excluded.metadata`,
+		ws, ed.ID.String(), ed.SourceID.String(), ed.TargetID.String(), ed.Relation, ed.Confidence, ed.Source, meta, micros(ed.CreatedAt))
+	return err
+}
+
+func syncStateTx(ctx context.Context, tx *sql.Tx, ws string, st *postgram.SyncFileState) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO sync_files (workspace_id, repo, path, sha, entity_id, sync_status, last_synced)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (workspace_id, repo, path) DO UPDATE SET sha = excluded.sha, entity_id = excluded.entity_id,
+			sync_status = excluded.sync_status, last_synced = excluded.last_synced`,
+		ws, st.Repo, st.Path, st.SHA, st.EntityID.String(), st.Status, micros(st.LastSynced))
+	return err
+}
+
+// SyncStates implements postgram.LifecycleStorage.
+func (s *Store) SyncStates(ctx context.Context, ws, repo string) ([]postgram.SyncFileState, error) {
+	rows, err := s.query(ctx, `SELECT path, sha, entity_id, sync_status, last_synced FROM sync_files
+		WHERE workspace_id = ? AND repo = ? ORDER BY path`, ws, repo)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: sync states: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []postgram.SyncFileState
+	for rows.Next() {
+		st := postgram.SyncFileState{Repo: repo}
+		var id string
+		var at int64
+		if err := rows.Scan(&st.Path, &st.SHA, &id, &st.Status, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: sync states: %w", err)
+		}
+		if st.EntityID, err = uuid.Parse(id); err != nil {
+			return nil, fmt.Errorf("sqlite: sync states: entity id %q: %w", id, err)
+		}
+		st.LastSynced = fromMicros(at)
+		out = append(out, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: sync states: %w", mapErr(err))
+	}
+	return out, nil
+}
