@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/config"
 	"github.com/postgram-go/postgram/storage/postgres"
+	"github.com/postgram-go/postgram/storage/sqlite"
 )
 
 func (a *app) auditCmd() *cobra.Command {
@@ -35,7 +37,7 @@ func (a *app) auditCmd() *cobra.Command {
 			if f.Until, err = parseWhen("until", until); err != nil {
 				return err
 			}
-			if err := a.open(cmd.Context()); err != nil {
+			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
 			entries, err := a.client.Audit(cmd.Context(), f)
@@ -96,7 +98,7 @@ func (a *app) statsCmd() *cobra.Command {
 		Short: "Entity and chunk counts by type and status, and the database size",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.open(cmd.Context()); err != nil {
+			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
 			st, err := a.client.Stats(cmd.Context())
@@ -159,7 +161,10 @@ func (a *app) sqlCmd() *cobra.Command {
 		Long: `Run one SQL statement against the database, as its owner. SELECT prints
 tab-separated rows with a header (or JSON with --json); other statements print
 the number of affected rows. Without an argument the statement is read from
-stdin. Every statement is recorded in the audit log.`,
+stdin. Every statement is recorded in the audit log.
+
+On PostgreSQL (DATABASE_URL) the statement is PostgreSQL SQL; on the embedded
+store it is SQLite SQL against the database file (its path is in the log).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var stmt string
@@ -175,17 +180,19 @@ stdin. Every statement is recorded in the audit log.`,
 			if strings.TrimSpace(stmt) == "" {
 				return usageError{"no SQL statement given"}
 			}
-			if err := a.open(cmd.Context()); err != nil {
+			if err := a.openStore(cmd.Context()); err != nil {
 				return err
-			}
-			pg, ok := a.store.(*postgres.Store)
-			if !ok {
-				return usageError{"sql needs a PostgreSQL store"}
 			}
 			if err := a.client.RecordAudit(cmd.Context(), "admin.sql", map[string]any{"statement": truncate(stmt, 2000)}); err != nil {
 				return err
 			}
-			return runSQL(cmd.Context(), pg, stmt, a.json, a.stdout)
+			switch st := a.store.(type) {
+			case *postgres.Store:
+				return runSQL(cmd.Context(), st, stmt, a.json, a.stdout)
+			case *sqlite.Store:
+				return runSQLite(cmd.Context(), st, stmt, a.json, a.stdout)
+			}
+			return usageError{"sql needs a PostgreSQL or SQLite store, not " + a.store.Name()}
 		},
 	}
 }
@@ -305,16 +312,161 @@ func (a *app) migrateCmd() *cobra.Command {
 			if err := m.Migrate(cmd.Context()); err != nil {
 				return err
 			}
-			if pg, ok := st.(*postgres.Store); ok {
-				cur, latest, err := pg.SchemaVersion(cmd.Context())
+			switch st := st.(type) {
+			case *postgres.Store:
+				cur, latest, err := st.SchemaVersion(cmd.Context())
 				if err != nil {
 					return err
 				}
 				fmt.Fprintf(a.stdout, "schema is at version %d of %d\n", cur, latest)
+				return nil
+			case *sqlite.Store:
+				cur, latest, err := st.SchemaVersion(cmd.Context())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "schema is at version %d of %d (%s)\n", cur, latest, st.Path())
 				return nil
 			}
 			fmt.Fprintln(a.stdout, "migrations applied")
 			return nil
 		},
 	}
+}
+
+// openStore opens the store for a command that needs an existing one. On
+// the embedded store it refuses, instead of creating an empty database, a
+// data directory without one, and one whose schema is behind.
+func (a *app) openStore(ctx context.Context) error {
+	if a.client != nil {
+		return nil
+	}
+	env, err := config.Parse(a.get)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if path := env.SQLitePath(); path != "" {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: no Postgram store at %s: start postgram-server once (it creates it) or run `pgm-admin migrate`; "+
+				"set POSTGRAM_DATA_DIR to use another directory, or DATABASE_URL for PostgreSQL", postgram.ErrUnavailable, path)
+		}
+	}
+	if err := a.open(ctx); err != nil {
+		return err
+	}
+	if st, ok := a.store.(*sqlite.Store); ok {
+		cur, latest, err := st.SchemaVersion(ctx)
+		if err != nil {
+			return err
+		}
+		if cur < latest {
+			return fmt.Errorf("%w: the store %s is at schema version %d of %d: run `pgm-admin migrate` (or start postgram-server)",
+				postgram.ErrUnavailable, st.Path(), cur, latest)
+		}
+	}
+	return nil
+}
+
+// runSQLite runs one statement on the embedded store's writer connection:
+// rows as TSV (or JSON), else the number of rows the statement changed.
+func runSQLite(ctx context.Context, st *sqlite.Store, stmt string, asJSON bool, w io.Writer) error {
+	conn, err := st.AdminConn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rows, err := conn.QueryContext(ctx, stmt)
+	if err != nil {
+		return sqlErr(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return sqlErr(err)
+	}
+	if len(cols) > 0 && !asJSON {
+		fmt.Fprintln(w, strings.Join(cols, "\t"))
+	}
+	out := []map[string]any{}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return sqlErr(err)
+		}
+		if asJSON {
+			m := make(map[string]any, len(cols))
+			for i, v := range vals {
+				m[cols[i]] = v
+			}
+			out = append(out, m)
+			continue
+		}
+		cells := make([]string, len(vals))
+		for i, v := range vals {
+			cells[i] = tsvCell(v)
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
+	}
+	if err := rows.Err(); err != nil {
+		return sqlErr(err)
+	}
+	if err := rows.Close(); err != nil {
+		return sqlErr(err)
+	}
+	if len(cols) > 0 {
+		if asJSON {
+			return json.NewEncoder(w).Encode(map[string]any{"rows": out})
+		}
+		return nil
+	}
+	verb := leadingKeyword(stmt)
+	var n int64
+	switch verb {
+	case "INSERT", "UPDATE", "DELETE", "REPLACE", "WITH":
+		// changes() counts the rows the last INSERT, UPDATE or DELETE of
+		// this connection changed, not those its triggers changed.
+		if err := conn.QueryRowContext(ctx, "SELECT changes()").Scan(&n); err != nil {
+			return sqlErr(err)
+		}
+	}
+	if asJSON {
+		return json.NewEncoder(w).Encode(map[string]any{"command": verb, "rows_affected": n})
+	}
+	fmt.Fprintf(w, "%s (%d rows affected)\n", verb, n)
+	return nil
+}
+
+// leadingKeyword returns the statement's first word in upper case, after
+// white space and comments.
+func leadingKeyword(stmt string) string {
+	s := stmt
+	for {
+		s = strings.TrimLeft(s, " \t\r\n")
+		switch {
+		case strings.HasPrefix(s, "--"):
+			if i := strings.IndexByte(s, '\n'); i >= 0 {
+				s = s[i+1:]
+				continue
+			}
+			return ""
+		case strings.HasPrefix(s, "/*"):
+			if i := strings.Index(s, "*/"); i >= 0 {
+				s = s[i+2:]
+				continue
+			}
+			return ""
+		}
+		break
+	}
+	end := strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_')
+	})
+	if end < 0 {
+		end = len(s)
+	}
+	return strings.ToUpper(s[:end])
 }

@@ -21,7 +21,7 @@ func (a *app) keyCmd() *cobra.Command {
 		Short: "Create an API key (the key is printed once and never stored)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.open(cmd.Context()); err != nil {
+			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
 			spec.Name = args[0]
@@ -55,7 +55,7 @@ func (a *app) keyCmd() *cobra.Command {
 		Short: "List API keys",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.open(cmd.Context()); err != nil {
+			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
 			keys, err := a.client.ListKeys(cmd.Context())
@@ -84,7 +84,7 @@ func (a *app) keyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.open(cmd.Context()); err != nil {
+			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
 			if dry || !yes {

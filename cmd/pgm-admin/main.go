@@ -1,6 +1,8 @@
-// Command pgm-admin administers a Postgram store directly (DATABASE_URL):
-// API keys, the audit log, statistics, SQL and migrations. It needs no
-// running server and no API key: whoever can reach the database is admin.
+// Command pgm-admin administers a Postgram store directly: PostgreSQL when
+// DATABASE_URL is set, else the embedded SQLite store the server uses
+// (POSTGRAM_DATA_DIR, default ~/.local/share/postgram/postgram.db): API
+// keys, the audit log, statistics, SQL and migrations. It needs no running
+// server and no API key: whoever can reach the database is admin.
 //
 // Every destructive command has --dry-run and needs --yes.
 //
@@ -49,12 +51,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	a := &app{get: get, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "pgm-admin",
-		Short: "Administer a Postgram store directly through DATABASE_URL",
-		Long: `pgm-admin administers a Postgram store directly (DATABASE_URL): API keys,
-the audit log, statistics, SQL and migrations. It needs no running server.
+		Short: "Administer a Postgram store directly (the server's store: SQLite by default, or DATABASE_URL)",
+		Long: `pgm-admin administers a Postgram store directly: API keys, the audit log,
+statistics, SQL and migrations. It needs no running server.
 
-Environment: DATABASE_URL, POSTGRAM_WORKSPACE (default "default"),
-API_KEY_PEPPER (must match the server's), EMBEDDING_* as for the server.
+The store is the server's: PostgreSQL when DATABASE_URL is set, otherwise the
+embedded SQLite file postgram.db in POSTGRAM_DATA_DIR (default
+$XDG_DATA_HOME/postgram, else ~/.local/share/postgram).
+
+Environment: DATABASE_URL, POSTGRAM_DATA_DIR, POSTGRAM_WORKSPACE (default
+"default"), API_KEY_PEPPER (must match the server's), EMBEDDING_* as for the
+server.
 
 Exit codes: 0 success, 1 failure, 2 usage or validation error,
 3 database unreachable.`,

@@ -1,8 +1,10 @@
 // Command postgram-mcp serves Postgram's MCP tools over stdio for desktop
 // agent hosts (Claude Desktop, editors). It has NO authentication: whoever
 // starts it has full access to the store, exactly like pgm-admin. Configure
-// it with the same environment variables as postgram-server. Logs go to
-// stderr; stdout carries the protocol.
+// it with the same environment variables as postgram-server: without
+// DATABASE_URL it opens the same embedded SQLite store (POSTGRAM_DATA_DIR,
+// default ~/.local/share/postgram/postgram.db). Logs go to stderr; stdout
+// carries the protocol.
 package main
 
 import (

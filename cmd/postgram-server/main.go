@@ -3,8 +3,11 @@
 // worker in-process. It binds to 127.0.0.1:3100 by default.
 //
 // Configuration is by environment variable (see README.md): DATABASE_URL,
-// PORT, POSTGRAM_BIND, EMBEDDING_*, QUERY_EMBEDDING_CACHE_*, LOG_LEVEL,
-// API_KEY_PEPPER, MIGRATE_ON_START, SHUTDOWN_TIMEOUT_MS.
+// POSTGRAM_DATA_DIR, POSTGRAM_SQLITE_SYNC, PORT, POSTGRAM_BIND, EMBEDDING_*,
+// QUERY_EMBEDDING_CACHE_*, LOG_LEVEL, API_KEY_PEPPER, MIGRATE_ON_START,
+// SHUTDOWN_TIMEOUT_MS. With no DATABASE_URL it uses the embedded SQLite
+// store, postgram.db in POSTGRAM_DATA_DIR (default
+// ~/.local/share/postgram), so it runs with nothing installed.
 //
 // On the first start of an empty store it creates an admin key and prints
 // it once on stderr; afterwards create keys with `pgm-admin key create`.
@@ -54,7 +57,7 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		return err
 	}
 	defer store.Close()
-	log.Info("store opened", "store", store.Name(), "workspace", env.Workspace)
+	log.Info("serving workspace", "workspace", env.Workspace, "store", store.Name())
 	if m, ok := store.(config.Migrator); ok && env.MigrateOnStart {
 		if err := m.Migrate(ctx); err != nil {
 			return fmt.Errorf("migrate: %w", err)

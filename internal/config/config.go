@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +23,7 @@ import (
 	"github.com/postgram-go/postgram/providers/ollama"
 	"github.com/postgram-go/postgram/providers/openai"
 	"github.com/postgram-go/postgram/storage/postgres"
+	"github.com/postgram-go/postgram/storage/sqlite"
 )
 
 // Getenv looks up one variable ("" when unset).
@@ -28,11 +32,26 @@ type Getenv func(string) string
 // Env is the parsed environment. Field comments name the variable and the
 // default.
 type Env struct {
-	DatabaseURL string // DATABASE_URL (required until the embedded store exists)
-	Workspace   string // POSTGRAM_WORKSPACE, default "default"
-	Bind        string // POSTGRAM_BIND, default 127.0.0.1
-	Port        int    // PORT, default 3100
-	LogLevel    slog.Level
+	// DatabaseURL selects PostgreSQL (DATABASE_URL). Unset: the embedded
+	// SQLite store in DataDir.
+	DatabaseURL string
+	// DataDir holds the embedded store's database file (SQLiteFile) when
+	// DATABASE_URL is unset: POSTGRAM_DATA_DIR, else $XDG_DATA_HOME/postgram
+	// (an absolute XDG_DATA_HOME only, as the XDG specification says), else
+	// $HOME/.local/share/postgram. Empty when none of them is set.
+	DataDir string
+	// SQLiteDurable makes every commit of the embedded store fsync its
+	// write-ahead log (POSTGRAM_SQLITE_SYNC=full, the default), so an
+	// acknowledged write survives power loss and operating-system crashes,
+	// not only the process being killed. POSTGRAM_SQLITE_SYNC=normal skips
+	// the per-commit fsync: faster bulk writes, and a power cut may then
+	// lose the last commits (never corrupt the file).
+	SQLiteDurable bool
+
+	Workspace string // POSTGRAM_WORKSPACE, default "default"
+	Bind      string // POSTGRAM_BIND, default 127.0.0.1
+	Port      int    // PORT, default 3100
+	LogLevel  slog.Level
 	// MigrateOnStart runs migrations when the server starts (MIGRATE_ON_START, default true).
 	MigrateOnStart  bool
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT_MS, default 20000
@@ -58,7 +77,8 @@ type Env struct {
 // the variable.
 func Parse(get Getenv) (*Env, error) {
 	e := &Env{
-		DatabaseURL:       get("DATABASE_URL"),
+		DatabaseURL:       strings.TrimSpace(get("DATABASE_URL")),
+		DataDir:           dataDir(get),
 		Workspace:         or(get("POSTGRAM_WORKSPACE"), postgram.DefaultWorkspace),
 		Bind:              or(get("POSTGRAM_BIND"), "127.0.0.1"),
 		KeyPepper:         get("API_KEY_PEPPER"),
@@ -127,6 +147,14 @@ func Parse(get Getenv) (*Env, error) {
 	default:
 		return nil, fmt.Errorf("LOG_LEVEL: %q is not one of debug, info, warn, error", lvl)
 	}
+	switch sync := strings.ToLower(strings.TrimSpace(get("POSTGRAM_SQLITE_SYNC"))); sync {
+	case "", "full":
+		e.SQLiteDurable = true
+	case "normal":
+		e.SQLiteDurable = false
+	default:
+		return nil, fmt.Errorf("POSTGRAM_SQLITE_SYNC: %q is not one of full, normal", sync)
+	}
 	if net.ParseIP(e.Bind) == nil && e.Bind != "localhost" {
 		return nil, fmt.Errorf("POSTGRAM_BIND: %q is not an IP address", e.Bind)
 	}
@@ -192,7 +220,11 @@ func (e *Env) Logger(w *os.File) *slog.Logger {
 // Addr is the listen address.
 func (e *Env) Addr() string { return net.JoinHostPort(e.Bind, strconv.Itoa(e.Port)) }
 
-// Embedder builds the configured embedder; nil for "none".
+// Embedder builds the configured embedder; nil for "none", the default
+// when neither EMBEDDING_PROVIDER nor OPENAI_API_KEY is set: the product
+// then needs no network, search is keyword-only and says
+// degraded: vector, and /health reports status "degraded" with the
+// embedding state "disabled".
 func (e *Env) Embedder() (postgram.Embedder, error) {
 	switch e.EmbeddingProvider {
 	case "openai":
@@ -211,17 +243,87 @@ func (e *Env) Embedder() (postgram.Embedder, error) {
 	return nil, nil
 }
 
-// OpenStore opens the configured store. Until the embedded default exists
-// DATABASE_URL is required.
+// SQLiteFile is the embedded store's file name inside DataDir.
+const SQLiteFile = "postgram.db"
+
+// dataDir resolves the embedded store's directory from POSTGRAM_DATA_DIR,
+// XDG_DATA_HOME and HOME, in that order ("" when none is usable).
+func dataDir(get Getenv) string {
+	if d := strings.TrimSpace(get("POSTGRAM_DATA_DIR")); d != "" {
+		return filepath.Clean(d)
+	}
+	if x := strings.TrimSpace(get("XDG_DATA_HOME")); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "postgram")
+	}
+	if h := strings.TrimSpace(get("HOME")); h != "" {
+		return filepath.Join(h, ".local", "share", "postgram")
+	}
+	return ""
+}
+
+// SQLitePath is the embedded store's database file, "" when DATABASE_URL
+// selects PostgreSQL or no data directory could be resolved.
+func (e *Env) SQLitePath() string {
+	if e.DatabaseURL != "" || e.DataDir == "" {
+		return ""
+	}
+	return filepath.Join(e.DataDir, SQLiteFile)
+}
+
+// StoreDescription names the store the environment selects, for logs and
+// messages: the SQLite file, or the PostgreSQL DSN without its password.
+func (e *Env) StoreDescription() string {
+	if e.DatabaseURL != "" {
+		return "postgres " + RedactDSN(e.DatabaseURL)
+	}
+	if p := e.SQLitePath(); p != "" {
+		return "sqlite " + p
+	}
+	return "sqlite (no data directory)"
+}
+
+// OpenStore opens the configured store: PostgreSQL when DATABASE_URL is
+// set, otherwise the embedded SQLite store at SQLitePath (its directory is
+// created, 0700). It logs which one it opened. Migrations are the caller's
+// (see Migrator).
 func (e *Env) OpenStore(ctx context.Context, log *slog.Logger) (postgram.Storage, error) {
-	if e.DatabaseURL == "" {
-		return nil, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL with pgvector (scripts/pgtest.sh start prints a local one)")
+	if e.DatabaseURL != "" {
+		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("store opened", "backend", "postgres", "dsn", RedactDSN(e.DatabaseURL))
+		return st, nil
 	}
-	st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, Logger: log})
+	path := e.SQLitePath()
+	if path == "" {
+		return nil, fmt.Errorf("no store configured: set POSTGRAM_DATA_DIR (or HOME) for the embedded SQLite store, or DATABASE_URL for PostgreSQL")
+	}
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: log, Durable: e.SQLiteDurable})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (set POSTGRAM_DATA_DIR to use another directory, or DATABASE_URL for PostgreSQL)", err)
 	}
+	sync := "normal"
+	if e.SQLiteDurable {
+		sync = "full"
+	}
+	log.Info("store opened", "backend", "sqlite", "path", st.Path(), "sync", sync)
 	return st, nil
+}
+
+var dsnPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)`)
+
+// RedactDSN returns a PostgreSQL connection string (URL or key=value form)
+// with any password replaced by "xxxxx".
+func RedactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		if q := u.Query(); q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.Redacted()
+	}
+	return dsnPassword.ReplaceAllString(dsn, "${1}xxxxx")
 }
 
 // Migrator is implemented by stores with explicit migrations.
