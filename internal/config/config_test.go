@@ -95,11 +95,11 @@ func TestDefaultEmbedderNeedsNoNetwork(t *testing.T) {
 func TestRedactDSN(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
-		"postgres://user:secret@db:5432/pg?sslmode=disable":     "postgres://user:xxxxx@db:5432/pg?sslmode=disable",
+		"postgres://user:secret@db:5432/pg?sslmode=disable":       "postgres://user:xxxxx@db:5432/pg?sslmode=disable",
 		"postgresql://user@db/pg?password=secret&sslmode=require": "postgresql://user@db/pg?password=xxxxx&sslmode=require",
-		"postgres://user@db/pg":                                  "postgres://user@db/pg",
-		"host=db user=u password=secret dbname=pg":               "host=db user=u password=xxxxx dbname=pg",
-		"host=db password='se cr\\'et' dbname=pg":                "host=db password=xxxxx dbname=pg",
+		"postgres://user@db/pg":                                   "postgres://user@db/pg",
+		"host=db user=u password=secret dbname=pg":                "host=db user=u password=xxxxx dbname=pg",
+		"host=db password='se cr\\'et' dbname=pg":                 "host=db password=xxxxx dbname=pg",
 	}
 	for in, want := range cases {
 		if got := RedactDSN(in); got != want {
