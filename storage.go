@@ -15,6 +15,8 @@ import (
 // Every method takes the workspace and must never read or write a row of
 // another workspace. Entities returned are owned by the caller.
 type Storage interface {
+	GraphStorage // the knowledge graph (graph_storage.go)
+
 	// Name identifies the backend ("postgres", "sqlite") for logs and health.
 	Name() string
 	// Ping checks that the store is reachable.

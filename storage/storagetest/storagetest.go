@@ -57,6 +57,7 @@ func Run(t *testing.T, open Opener) {
 		{"APIKeys", testAPIKeys},
 		{"KeyRevocationAcrossClients", testKeyRevocationAcrossClients},
 		{"Audit", testAudit},
+		{"Graph", testGraph},
 		{"Tasks", testTasks}, // tasks.go
 	}
 	for _, tt := range tests {

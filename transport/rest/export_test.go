@@ -13,6 +13,7 @@ var RequestBodies = map[string]any{
 	"UpdateRequest":      updateEntityRequest{},
 	"BulkArchiveRequest": bulkArchiveRequest{},
 	"SearchRequest":      searchRequest{},
+	"LinkRequest":        createEdgeRequest{},
 }
 
 // FieldNames lists a struct's JSON field names.

@@ -1,0 +1,611 @@
+package postgram
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/google/uuid"
+)
+
+// Edge sources: who made an edge. Other values (memory-grooming, ...) are
+// allowed; these are the ones the library itself writes.
+const (
+	EdgeSourceManual   = "manual"            // made by a user or agent with Link
+	EdgeSourceLLM      = "llm-extraction"    // extracted from an entity's content by an LLM
+	EdgeSourceNeighbor = "semantic-neighbor" // linked by embedding similarity
+)
+
+// RelationRelatedTo is the relation semantic neighbours are linked with.
+const RelationRelatedTo = "related_to"
+
+// MaxRelationLen bounds a relation name, in characters.
+const MaxRelationLen = 100
+
+// Edge is a typed, directed link between two entities.
+type Edge struct {
+	ID         uuid.UUID      `json:"id"`
+	SourceID   uuid.UUID      `json:"source_id"`
+	TargetID   uuid.UUID      `json:"target_id"`
+	Relation   string         `json:"relation"`
+	Confidence float64        `json:"confidence"`
+	Source     string         `json:"source"`
+	Metadata   map[string]any `json:"metadata"`
+	// Provenance of a derived edge: the entity whose content (or
+	// embeddings) produced it, and the provider, model and prompt version
+	// of the LLM that did. Empty for manual edges.
+	OriginID      *uuid.UUID `json:"origin_id,omitempty"`
+	Provider      string     `json:"provider,omitempty"`
+	Model         string     `json:"model,omitempty"`
+	PromptVersion string     `json:"prompt_version,omitempty"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+}
+
+// EdgeDirection selects edges by which end an entity is.
+type EdgeDirection string
+
+// Edge directions, relative to the entity asked about.
+const (
+	DirectionSource EdgeDirection = "source" // the entity is the edge's source (outgoing)
+	DirectionTarget EdgeDirection = "target" // the entity is the edge's target (incoming)
+	DirectionBoth   EdgeDirection = "both"
+)
+
+// parseDirection accepts source/target/both and the aliases
+// outgoing/incoming; "" is both.
+func parseDirection(field string, d EdgeDirection) (EdgeDirection, error) {
+	switch strings.ToLower(strings.TrimSpace(string(d))) {
+	case "", "both":
+		return DirectionBoth, nil
+	case "source", "outgoing", "out":
+		return DirectionSource, nil
+	case "target", "incoming", "in":
+		return DirectionTarget, nil
+	}
+	return "", invalid(field, "%q is not one of source, target, both", truncate(string(d), 40))
+}
+
+// NormalizeRelation trims a relation name and checks it: 1 to
+// MaxRelationLen characters, no control characters.
+func NormalizeRelation(field, r string) (string, error) {
+	r = strings.TrimSpace(r)
+	if r == "" {
+		return "", invalid(field, "must not be empty")
+	}
+	if n := len([]rune(r)); n > MaxRelationLen {
+		return "", invalid(field, "is %d characters; the maximum is %d", n, MaxRelationLen)
+	}
+	for _, ch := range r {
+		if unicode.IsControl(ch) {
+			return "", invalid(field, "must not contain control characters")
+		}
+	}
+	return r, nil
+}
+
+func validateConfidence(field string, v float64) error {
+	if math.IsNaN(v) || v < 0 || v > 1 {
+		return invalid(field, "must be between 0 and 1")
+	}
+	return nil
+}
+
+func normalizeRelations(field string, rs []string) ([]string, error) {
+	var out []string
+	for i, r := range rs {
+		n, err := NormalizeRelation(fmt.Sprintf("%s[%d]", field, i), r)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// graph returns the backend's graph storage.
+func (c *core) graph() GraphStorage { return c.store }
+
+// visibleFilter is the filter an end of an edge must pass for the caller
+// to see it.
+func (c *Client) visibleFilter(includeArchived bool) (*EntityFilter, bool) {
+	f, ok := c.principal.restrict(EntityFilter{IncludeArchived: includeArchived})
+	return &f, ok
+}
+
+// LinkInput is what Link accepts.
+type LinkInput struct {
+	SourceID uuid.UUID `json:"source_id"`
+	TargetID uuid.UUID `json:"target_id"`
+	Relation string    `json:"relation"`
+	// Confidence defaults to 1.0 (a manual edge is certain).
+	Confidence *float64       `json:"confidence,omitempty"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+}
+
+// Link creates a manual edge, or updates the edge with the same source,
+// target and relation (its confidence and source become the new ones, its
+// metadata is merged). Both ends must be entities the caller may see;
+// self-edges are rejected.
+func (c *Client) Link(ctx context.Context, in LinkInput) (*Edge, error) {
+	if err := c.principal.need(ScopeWrite, "link"); err != nil {
+		return nil, err
+	}
+	rel, err := NormalizeRelation("relation", in.Relation)
+	if err != nil {
+		return nil, err
+	}
+	conf := 1.0
+	if in.Confidence != nil {
+		conf = *in.Confidence
+	}
+	if err := validateConfidence("confidence", conf); err != nil {
+		return nil, err
+	}
+	if err := validateMetadata("metadata", in.Metadata); err != nil {
+		return nil, err
+	}
+	if in.SourceID == uuid.Nil {
+		return nil, invalid("source_id", "is required")
+	}
+	if in.TargetID == uuid.Nil {
+		return nil, invalid("target_id", "is required")
+	}
+	if in.SourceID == in.TargetID {
+		return nil, invalid("target_id", "must differ from source_id (an entity cannot link to itself)")
+	}
+	for _, end := range []struct {
+		field string
+		id    uuid.UUID
+	}{{"source_id", in.SourceID}, {"target_id", in.TargetID}} {
+		if _, err := c.get(ctx, end.id); err != nil {
+			if errIs(err, ErrNotFound) {
+				return nil, invalid(end.field, "entity %s does not exist or is not visible to this key", end.id)
+			}
+			return nil, fmt.Errorf("link: %w", err)
+		}
+	}
+	now := c.now()
+	meta := cloneMetadata(in.Metadata)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	e := Edge{ID: newID(), SourceID: in.SourceID, TargetID: in.TargetID, Relation: rel, Confidence: conf,
+		Source: EdgeSourceManual, Metadata: meta, CreatedAt: now, UpdatedAt: now}
+	audit := c.auditEntry("edge.link", in.SourceID.String(), map[string]any{"target_id": in.TargetID.String(), "relation": rel})
+	out, err := c.graph().UpsertEdges(ctx, c.ws, []Edge{e}, audit)
+	if err != nil {
+		return nil, fmt.Errorf("link: %w", err)
+	}
+	if len(out) != 1 {
+		return nil, fmt.Errorf("link: the store wrote %d edges, want 1", len(out))
+	}
+	return &out[0], nil
+}
+
+// visibleEdge loads an edge both of whose ends the caller may see; others
+// are not found.
+func (c *Client) visibleEdge(ctx context.Context, id uuid.UUID) (*Edge, error) {
+	e, err := c.graph().GetEdge(ctx, c.ws, id)
+	if err != nil {
+		return nil, err
+	}
+	if c.principal != nil {
+		ends, err := c.store.GetEntities(ctx, c.ws, []uuid.UUID{e.SourceID, e.TargetID})
+		if err != nil {
+			return nil, err
+		}
+		seen := 0
+		for _, x := range ends {
+			if c.principal.canSee(x) {
+				seen++
+			}
+		}
+		if seen != 2 {
+			return nil, fmt.Errorf("edge %s: %w", id, ErrNotFound)
+		}
+	}
+	return e, nil
+}
+
+// GetEdge returns one edge the caller may see (both of its ends).
+func (c *Client) GetEdge(ctx context.Context, id uuid.UUID) (*Edge, error) {
+	if err := c.principal.need(ScopeRead, "get edge"); err != nil {
+		return nil, err
+	}
+	e, err := c.visibleEdge(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("get edge: %w", err)
+	}
+	return e, nil
+}
+
+// Unlink deletes an edge, whatever made it. The caller must be able to see
+// both of its ends; otherwise the edge is not found.
+func (c *Client) Unlink(ctx context.Context, id uuid.UUID) error {
+	if err := c.principal.need(ScopeWrite, "unlink"); err != nil {
+		return err
+	}
+	e, err := c.visibleEdge(ctx, id)
+	if err != nil {
+		return fmt.Errorf("unlink: %w", err)
+	}
+	audit := c.auditEntry("edge.unlink", e.SourceID.String(), map[string]any{"edge_id": id.String(),
+		"target_id": e.TargetID.String(), "relation": e.Relation, "source": e.Source})
+	n, err := c.graph().DeleteEdges(ctx, c.ws, []uuid.UUID{id}, audit)
+	if err != nil {
+		return fmt.Errorf("unlink: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("unlink: edge %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// EdgesOptions filters Edges.
+type EdgesOptions struct {
+	// Relation, when set, keeps only edges with this relation.
+	Relation string
+	// Direction: source (the entity is the edge's source), target, or both
+	// (default).
+	Direction EdgeDirection
+}
+
+// Edges lists an entity's edges whose other end the caller may see,
+// highest confidence first.
+func (c *Client) Edges(ctx context.Context, id uuid.UUID, opts EdgesOptions) ([]Edge, error) {
+	if err := c.principal.need(ScopeRead, "edges"); err != nil {
+		return nil, err
+	}
+	dir, err := parseDirection("direction", opts.Direction)
+	if err != nil {
+		return nil, err
+	}
+	q := EdgeQuery{IDs: []uuid.UUID{id}, Direction: dir}
+	if strings.TrimSpace(opts.Relation) != "" {
+		r, err := NormalizeRelation("relation", opts.Relation)
+		if err != nil {
+			return nil, err
+		}
+		q.Relations = []string{r}
+	}
+	if _, err := c.get(ctx, id); err != nil {
+		return nil, fmt.Errorf("edges: %w", err)
+	}
+	f, ok := c.visibleFilter(true)
+	if !ok {
+		return []Edge{}, nil
+	}
+	q.Filter = f
+	out, err := c.graph().FindEdges(ctx, c.ws, q)
+	if err != nil {
+		return nil, fmt.Errorf("edges: %w", err)
+	}
+	if out == nil {
+		out = []Edge{}
+	}
+	return out, nil
+}
+
+// Graph expansion limits.
+const (
+	MaxExpandDepth      = 3
+	DefaultExpandNodes  = 100
+	MaxExpandNodes      = 1000
+	DefaultExpandDepth  = 1
+	expandEdgesPerLevel = 50_000
+)
+
+// ExpandOptions controls Expand.
+type ExpandOptions struct {
+	// Depth is how many hops to follow, 1 to 3. Default 1.
+	Depth int
+	// RelationTypes, when non-empty, follows only these relations.
+	RelationTypes []string
+	// MinConfidence follows only edges at least this confident (0..1).
+	MinConfidence float64
+	// MaxNodes caps the entities returned, seed included: nearer entities
+	// first, then more confident edges. Default 100, at most 1000.
+	MaxNodes int
+	// IncludeArchived also follows edges to archived entities.
+	IncludeArchived bool
+}
+
+// Graph is a neighbourhood: the entities reached and every edge among
+// them that the expansion's filters admit.
+type Graph struct {
+	SeedID   uuid.UUID `json:"seed_id"`
+	Entities []*Entity `json:"entities"`
+	Edges    []Edge    `json:"edges"`
+	// Depth of each entity from the seed, by id.
+	Depths map[uuid.UUID]int `json:"depths,omitempty"`
+	// Truncated is true when MaxNodes stopped the expansion.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Expand walks the graph breadth-first from id, up to opts.Depth hops in
+// either direction, and returns the entities reached (the seed first, then
+// by depth) with every edge among them. Entities and edges the caller may
+// not see are neither returned nor followed.
+func (c *Client) Expand(ctx context.Context, id uuid.UUID, opts ExpandOptions) (*Graph, error) {
+	if err := c.principal.need(ScopeRead, "expand"); err != nil {
+		return nil, err
+	}
+	if opts.Depth == 0 {
+		opts.Depth = DefaultExpandDepth
+	}
+	if opts.Depth < 1 || opts.Depth > MaxExpandDepth {
+		return nil, invalid("depth", "must be between 1 and %d", MaxExpandDepth)
+	}
+	if opts.MaxNodes == 0 {
+		opts.MaxNodes = DefaultExpandNodes
+	}
+	if opts.MaxNodes < 1 || opts.MaxNodes > MaxExpandNodes {
+		return nil, invalid("max_nodes", "must be between 1 and %d", MaxExpandNodes)
+	}
+	if err := validateConfidence("min_confidence", opts.MinConfidence); err != nil {
+		return nil, err
+	}
+	rels, err := normalizeRelations("relation_types", opts.RelationTypes)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := c.get(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("expand: %w", err)
+	}
+	g := &Graph{SeedID: id, Entities: []*Entity{seed}, Edges: []Edge{}, Depths: map[uuid.UUID]int{id: 0}}
+	f, ok := c.visibleFilter(opts.IncludeArchived)
+	if !ok {
+		return g, nil
+	}
+	order := []uuid.UUID{id}
+	frontier := []uuid.UUID{id}
+	for d := 1; d <= opts.Depth && len(frontier) > 0 && !g.Truncated; d++ {
+		es, err := c.graph().FindEdges(ctx, c.ws, EdgeQuery{IDs: frontier, Direction: DirectionBoth,
+			Relations: rels, MinConfidence: opts.MinConfidence, Filter: f, Limit: expandEdgesPerLevel})
+		if err != nil {
+			return nil, fmt.Errorf("expand: %w", err)
+		}
+		var next []uuid.UUID
+		for _, e := range es { // most confident first
+			for _, other := range []uuid.UUID{e.SourceID, e.TargetID} {
+				if _, seen := g.Depths[other]; seen {
+					continue
+				}
+				if len(order) >= opts.MaxNodes {
+					g.Truncated = true
+					break
+				}
+				g.Depths[other] = d
+				order = append(order, other)
+				next = append(next, other)
+			}
+		}
+		frontier = next
+	}
+	if len(order) > 1 {
+		ents, err := c.store.GetEntities(ctx, c.ws, order[1:])
+		if err != nil {
+			return nil, fmt.Errorf("expand: %w", err)
+		}
+		byID := make(map[uuid.UUID]*Entity, len(ents))
+		for _, e := range ents {
+			if c.principal.canSee(e) {
+				byID[e.ID] = e
+			}
+		}
+		for _, x := range order[1:] {
+			if e := byID[x]; e != nil {
+				g.Entities = append(g.Entities, e)
+			} else {
+				delete(g.Depths, x) // vanished meanwhile
+			}
+		}
+		es, err := c.graph().FindEdges(ctx, c.ws, EdgeQuery{IDs: order, Among: true,
+			Relations: rels, MinConfidence: opts.MinConfidence})
+		if err != nil {
+			return nil, fmt.Errorf("expand: %w", err)
+		}
+		for _, e := range es {
+			if _, ok := g.Depths[e.SourceID]; !ok {
+				continue
+			}
+			if _, ok := g.Depths[e.TargetID]; !ok {
+				continue
+			}
+			g.Edges = append(g.Edges, e)
+		}
+	}
+	return g, nil
+}
+
+// NeighborOptions controls semantic-neighbour linking.
+type NeighborOptions struct {
+	// MinSimilarity is the cosine similarity an entity's closest chunk
+	// pair must reach (0..1). Default 0.65.
+	MinSimilarity float64
+	// MaxNeighbors is the most related_to edges made per entity. Default 10.
+	MaxNeighbors int
+	// DryRun computes the neighbours without writing edges.
+	DryRun bool
+}
+
+func (o *NeighborOptions) defaults() error {
+	if o.MinSimilarity == 0 {
+		o.MinSimilarity = 0.65
+	}
+	if o.MaxNeighbors == 0 {
+		o.MaxNeighbors = 10
+	}
+	if err := validateConfidence("min_similarity", o.MinSimilarity); err != nil {
+		return err
+	}
+	if o.MaxNeighbors < 1 || o.MaxNeighbors > 100 {
+		return invalid("max_neighbors", "must be between 1 and 100")
+	}
+	return nil
+}
+
+// NeighborLink is one semantic neighbour of an entity.
+type NeighborLink struct {
+	EntityID   uuid.UUID `json:"entity_id"`
+	Similarity float64   `json:"similarity"`
+}
+
+// NeighborResult is what linking one entity's neighbours found and did.
+type NeighborResult struct {
+	EntityID  uuid.UUID      `json:"entity_id"`
+	Neighbors []NeighborLink `json:"neighbors"`
+	// Written edges (0 in a dry run) and stale semantic-neighbor edges of
+	// this entity removed.
+	Written int `json:"written"`
+	Removed int `json:"removed"`
+	// Skipped says why nothing was linked (no embeddings, archived,
+	// session context), or is empty.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// maxNeighborChunks bounds the chunks of one entity used as probes.
+const maxNeighborChunks = 32
+
+// LinkNeighbors links an entity to the entities whose stored chunk
+// embeddings are most cosine-similar to its own (no provider calls), with
+// related_to edges of source semantic-neighbor. Pairs already joined by
+// another edge (an LLM-extracted or manual one, or the other entity's own
+// semantic-neighbor edge) are skipped, so a weaker related_to never
+// shadows them. The entity's previous semantic-neighbor edges are replaced,
+// so running it again changes nothing. Admin only.
+func (c *Client) LinkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOptions) (*NeighborResult, error) {
+	if c.principal != nil {
+		return nil, fmt.Errorf("link-neighbors is an admin operation: %w", ErrForbidden)
+	}
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	return c.linkNeighbors(ctx, id, opts)
+}
+
+func (c *core) linkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOptions) (*NeighborResult, error) {
+	res := &NeighborResult{EntityID: id, Neighbors: []NeighborLink{}}
+	if c.modelID == 0 {
+		return nil, fmt.Errorf("link neighbors: %w", errNoEmbedder)
+	}
+	e, err := c.store.GetEntity(ctx, c.ws, id)
+	if err != nil {
+		return nil, fmt.Errorf("link neighbors: %w", err)
+	}
+	switch {
+	case e.Status == StatusArchived:
+		res.Skipped = "archived"
+	case e.MemoryRole() == RoleSessionContext:
+		res.Skipped = "session context"
+	}
+	if res.Skipped != "" {
+		return res, nil
+	}
+	vecs, err := c.graph().ChunkVectors(ctx, c.ws, id, c.modelID)
+	if err != nil {
+		return nil, fmt.Errorf("link neighbors: %w", err)
+	}
+	if len(vecs) == 0 {
+		res.Skipped = "no embeddings"
+		return res, nil
+	}
+	if len(vecs) > maxNeighborChunks {
+		step := float64(len(vecs)) / maxNeighborChunks
+		picked := make([][]float32, 0, maxNeighborChunks)
+		for i := 0; i < maxNeighborChunks; i++ {
+			picked = append(picked, vecs[int(float64(i)*step)])
+		}
+		vecs = picked
+	}
+	best := map[uuid.UUID]float64{}
+	limit := max(50, opts.MaxNeighbors*5)
+	for _, v := range vecs {
+		r, err := c.store.VectorSearch(ctx, c.ws, VectorQuery{ModelID: c.modelID, Vector: v, Limit: limit, Strategy: StrategyAuto})
+		if err != nil {
+			return nil, fmt.Errorf("link neighbors: %w", err)
+		}
+		for _, h := range r.Hits {
+			if h.EntityID == id || h.Similarity < opts.MinSimilarity {
+				continue
+			}
+			if s, ok := best[h.EntityID]; !ok || h.Similarity > s {
+				best[h.EntityID] = h.Similarity
+			}
+		}
+	}
+	existing, err := c.graph().FindEdges(ctx, c.ws, EdgeQuery{IDs: []uuid.UUID{id}})
+	if err != nil {
+		return nil, fmt.Errorf("link neighbors: %w", err)
+	}
+	for _, x := range existing {
+		if x.Source == EdgeSourceNeighbor && x.OriginID != nil && *x.OriginID == id {
+			continue // ours: replaced below
+		}
+		other := x.TargetID
+		if other == id {
+			other = x.SourceID
+		}
+		delete(best, other)
+	}
+	cands := make([]NeighborLink, 0, len(best))
+	for k, s := range best {
+		cands = append(cands, NeighborLink{EntityID: k, Similarity: s})
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].Similarity != cands[j].Similarity {
+			return cands[i].Similarity > cands[j].Similarity
+		}
+		return cands[i].EntityID.String() < cands[j].EntityID.String()
+	})
+	// Drop candidates that may not be linked (session context), then cap.
+	if len(cands) > 0 {
+		ids := make([]uuid.UUID, 0, min(len(cands), opts.MaxNeighbors*3))
+		for _, x := range cands[:min(len(cands), opts.MaxNeighbors*3)] {
+			ids = append(ids, x.EntityID)
+		}
+		ents, err := c.store.GetEntities(ctx, c.ws, ids)
+		if err != nil {
+			return nil, fmt.Errorf("link neighbors: %w", err)
+		}
+		ok := map[uuid.UUID]bool{}
+		for _, x := range ents {
+			ok[x.ID] = x.Status != StatusArchived && x.MemoryRole() != RoleSessionContext
+		}
+		for _, x := range cands {
+			if len(res.Neighbors) == opts.MaxNeighbors {
+				break
+			}
+			if ok[x.EntityID] {
+				res.Neighbors = append(res.Neighbors, x)
+			}
+		}
+	}
+	if opts.DryRun {
+		return res, nil
+	}
+	now := c.now()
+	edges := make([]Edge, len(res.Neighbors))
+	for i, n := range res.Neighbors {
+		origin := id
+		sim := math.Round(n.Similarity*10000) / 10000
+		edges[i] = Edge{ID: newID(), SourceID: id, TargetID: n.EntityID, Relation: RelationRelatedTo,
+			Confidence: min(max(sim, 0), 1), Source: EdgeSourceNeighbor, Metadata: map[string]any{"similarity": sim},
+			OriginID: &origin, CreatedAt: now, UpdatedAt: now}
+	}
+	removed, err := c.graph().ReplaceDerivedEdges(ctx, c.ws, id, EdgeSourceNeighbor, edges)
+	if err != nil {
+		return nil, fmt.Errorf("link neighbors: %w", err)
+	}
+	res.Written, res.Removed = len(edges), removed
+	return res, nil
+}

@@ -1,0 +1,247 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/postgram-go/postgram"
+)
+
+// edgeCols is the column list scanEdge reads, for alias ed.
+const edgeCols = `ed.id, ed.source_id, ed.target_id, ed.relation, ed.confidence::float8, ed.source, ed.metadata,
+	ed.origin_id, ed.provider, ed.model, ed.prompt_version, ed.created_at, ed.updated_at`
+
+func scanEdge(row pgx.Row) (postgram.Edge, error) {
+	var e postgram.Edge
+	var meta []byte
+	if err := row.Scan(&e.ID, &e.SourceID, &e.TargetID, &e.Relation, &e.Confidence, &e.Source, &meta,
+		&e.OriginID, &e.Provider, &e.Model, &e.PromptVersion, &e.CreatedAt, &e.UpdatedAt); err != nil {
+		return e, err
+	}
+	if len(meta) > 0 {
+		if err := json.Unmarshal(meta, &e.Metadata); err != nil {
+			return e, fmt.Errorf("decode metadata of edge %s: %w", e.ID, err)
+		}
+	}
+	if e.Metadata == nil {
+		e.Metadata = map[string]any{}
+	}
+	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+	return e, nil
+}
+
+// edgeRank orders edge sources for UpsertEdges' precedence.
+func edgeRank(col string) string {
+	return "(CASE " + col + " WHEN 'manual' THEN 2 WHEN 'semantic-neighbor' THEN 0 ELSE 1 END)"
+}
+
+// upsertEdgeSQL inserts one edge; on a duplicate it replaces the stored one
+// when the new source's precedence is at least the old one's.
+var upsertEdgeSQL = `INSERT INTO edges AS ed (workspace_id, id, source_id, target_id, relation, confidence, source, metadata,
+		origin_id, provider, model, prompt_version, created_at, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+	ON CONFLICT (workspace_id, source_id, target_id, relation) DO UPDATE SET
+		confidence = excluded.confidence, source = excluded.source, metadata = ed.metadata || excluded.metadata,
+		origin_id = excluded.origin_id, provider = excluded.provider, model = excluded.model,
+		prompt_version = excluded.prompt_version, updated_at = excluded.updated_at
+	WHERE ` + edgeRank("excluded.source") + ` >= ` + edgeRank("ed.source") + `
+	RETURNING ` + edgeCols
+
+func upsertEdges(ctx context.Context, tx pgx.Tx, ws string, edges []postgram.Edge) ([]postgram.Edge, error) {
+	if len(edges) == 0 {
+		return nil, nil
+	}
+	b := &pgx.Batch{}
+	for _, e := range edges {
+		meta, err := metadataJSON(e.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		b.Queue(upsertEdgeSQL, ws, e.ID, e.SourceID, e.TargetID, e.Relation, e.Confidence, e.Source, meta,
+			e.OriginID, e.Provider, e.Model, e.PromptVersion, e.CreatedAt, e.UpdatedAt)
+	}
+	br := tx.SendBatch(ctx, b)
+	var out []postgram.Edge
+	for range edges {
+		e, err := scanEdge(br.QueryRow())
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // blocked by precedence
+		}
+		if err != nil {
+			br.Close()
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, br.Close()
+}
+
+// UpsertEdges implements postgram.GraphStorage.
+func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []postgram.Edge, audit *postgram.AuditEntry) ([]postgram.Edge, error) {
+	var out []postgram.Edge
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if out, err = upsertEdges(ctx, tx, ws, edges); err != nil {
+			return err
+		}
+		return auditInsert(ctx, tx, ws, audit)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: upsert edges: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// GetEdge implements postgram.GraphStorage.
+func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*postgram.Edge, error) {
+	e, err := scanEdge(s.pool.QueryRow(ctx, "SELECT "+edgeCols+" FROM edges ed WHERE ed.workspace_id = $1 AND ed.id = $2", ws, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("edge %s: %w", id, postgram.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get edge: %w", mapErr(err))
+	}
+	return &e, nil
+}
+
+// DeleteEdges implements postgram.GraphStorage.
+func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, audit *postgram.AuditEntry) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM edges WHERE workspace_id = $1 AND id = ANY($2)", ws, ids)
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		return auditInsert(ctx, tx, ws, audit)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("postgres: delete edges: %w", mapErr(err))
+	}
+	return int(n), nil
+}
+
+// FindEdges implements postgram.GraphStorage.
+func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) ([]postgram.Edge, error) {
+	args := sqlArgs{ws}
+	var from string
+	if len(q.IDs) > 0 {
+		ids := args.add(q.IDs)
+		switch {
+		case q.Among:
+			from = "SELECT * FROM edges WHERE workspace_id = $1 AND source_id = ANY(" + ids + ") AND target_id = ANY(" + ids + ")"
+		case q.Direction == postgram.DirectionSource:
+			from = "SELECT * FROM edges WHERE workspace_id = $1 AND source_id = ANY(" + ids + ")"
+		case q.Direction == postgram.DirectionTarget:
+			from = "SELECT * FROM edges WHERE workspace_id = $1 AND target_id = ANY(" + ids + ")"
+		default:
+			from = "SELECT * FROM edges WHERE workspace_id = $1 AND source_id = ANY(" + ids + ")" +
+				" UNION ALL SELECT * FROM edges WHERE workspace_id = $1 AND target_id = ANY(" + ids + ") AND NOT source_id = ANY(" + ids + ")"
+		}
+	} else {
+		from = "SELECT * FROM edges WHERE workspace_id = $1"
+	}
+	var where []string
+	if len(q.Relations) > 0 {
+		where = append(where, "ed.relation = ANY("+args.add(q.Relations)+"::text[])")
+	}
+	if len(q.Sources) > 0 {
+		where = append(where, "ed.source = ANY("+args.add(q.Sources)+"::text[])")
+	}
+	if len(q.OriginIDs) > 0 {
+		where = append(where, "ed.origin_id = ANY("+args.add(q.OriginIDs)+"::uuid[])")
+	}
+	if q.MinConfidence > 0 {
+		where = append(where, "ed.confidence >= "+args.add(q.MinConfidence)+"::real")
+	}
+	if q.Below > 0 {
+		where = append(where, "ed.confidence < "+args.add(q.Below)+"::real")
+	}
+	if q.Filter != nil {
+		// Every end not among q.IDs must pass the filter (the caller vouches
+		// for the listed ones).
+		for _, end := range []string{"ed.source_id", "ed.target_id"} {
+			cond := "EXISTS (SELECT 1 FROM entities e WHERE e.workspace_id = $1 AND e.id = " + end + " AND " +
+				filterSQL(*q.Filter, (*[]any)(&args)) + ")"
+			if len(q.IDs) > 0 {
+				cond = "(" + end + " = ANY($2) OR " + cond + ")"
+			}
+			where = append(where, cond)
+		}
+	}
+	sql := "SELECT " + edgeCols + " FROM (" + from + ") ed"
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	sql += " ORDER BY ed.confidence DESC, ed.id"
+	if q.Limit > 0 {
+		sql += " LIMIT " + args.add(q.Limit)
+	}
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: find edges: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []postgram.Edge
+	for rows.Next() {
+		e, err := scanEdge(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: find edges: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: find edges: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// ReplaceDerivedEdges implements postgram.GraphStorage.
+func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge) (int, error) {
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM edges WHERE workspace_id = $1 AND origin_id = $2 AND source = $3", ws, origin, source)
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		_, err = upsertEdges(ctx, tx, ws, edges)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("postgres: replace derived edges: %w", mapErr(err))
+	}
+	return int(n), nil
+}
+
+// ChunkVectors implements postgram.GraphStorage.
+func (s *Store) ChunkVectors(ctx context.Context, ws string, entityID uuid.UUID, modelID int64) ([][]float32, error) {
+	rows, err := s.pool.Query(ctx, `SELECT embedding FROM chunks WHERE workspace_id = $1 AND entity_id = $2
+		AND model_id = $3 AND embedding IS NOT NULL ORDER BY chunk_index`, ws, entityID, modelID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: chunk vectors: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out [][]float32
+	for rows.Next() {
+		var v pgvector.Vector
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("postgres: chunk vectors: %w", err)
+		}
+		out = append(out, v.Slice())
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: chunk vectors: %w", mapErr(err))
+	}
+	return out, nil
+}
