@@ -48,6 +48,17 @@ func parseDue(field, s string) (string, error) {
 	return "", invalid(field, "%q is not a date (2026-12-01) or an RFC 3339 time (2026-12-01T09:00:00Z)", truncate(s, 40))
 }
 
+// ParseTaskTime parses a due-date bound as the task API accepts it (a date
+// or an RFC 3339 time), naming field in the error. Adapters use it for
+// query parameters such as due_before.
+func ParseTaskTime(field, s string) (time.Time, error) {
+	d, err := parseDue(field, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Parse(metaTimeLayout, d)
+}
+
 func validateTaskStatus(field string, s Status) error {
 	for _, k := range TaskStatuses {
 		if s == k {

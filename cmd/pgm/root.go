@@ -109,6 +109,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.updateCmd(),
 		a.deleteCmd(),
 		a.queueCmd(),
+		a.taskCmd(), // task.go
 	)
 	return root
 }

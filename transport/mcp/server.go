@@ -61,6 +61,7 @@ var areas = []func() []toolSpec{
 	entityTools, // entities.go: store, recall, update, delete
 	searchTools, // search.go: search
 	queueTools,  // queue.go: queue
+	taskTools,   // tasks.go: task_create, task_list, task_update, task_complete
 }
 
 // instructions is sent to clients at initialization, for the agent's

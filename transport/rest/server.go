@@ -105,6 +105,7 @@ func New(cfg Config) *Server {
 	s.entityRoutes()
 	s.searchRoutes()
 	s.queueRoutes()
+	s.taskRoutes() // tasks.go
 	s.graphRoutes()
 	s.handler = Recover(s.log)(s.router)
 	return s

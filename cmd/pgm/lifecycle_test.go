@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/storage/sqlite"
+	"github.com/postgram-go/postgram/transport/rest"
+)
+
+// realServer is the real REST server over an embedded SQLite store, for
+// the commands of tasks, memory and sync.
+type realServer struct {
+	url    string
+	key    string
+	client *postgram.Client
+}
+
+func newRealServer(t *testing.T) *realServer {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "p.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := postgram.New(ctx, postgram.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := c.CreateKey(ctx, postgram.KeySpec{Name: "cli", Scopes: postgram.AllScopes, ClientID: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(rest.New(rest.Config{Client: c}))
+	t.Cleanup(hs.Close)
+	return &realServer{url: hs.URL, key: key, client: c}
+}
+
+func (s *realServer) pgm(t *testing.T, args ...string) result {
+	t.Helper()
+	return runPGM(t, map[string]string{"PGM_API_URL": s.url, "PGM_API_KEY": s.key, "HOME": t.TempDir()}, "", args...)
+}
+
+func jsonMap(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatalf("not a JSON object: %v\n%s", err, s)
+	}
+	return m
+}
+
+func TestTaskCommands(t *testing.T) {
+	t.Parallel()
+	s := newRealServer(t)
+	r := s.pgm(t, "--json", "task", "add", "set up monitoring", "--context", "@focus-work", "--status", "next", "--due", "2026-12-01")
+	wantOK(t, r)
+	added := jsonMap(t, r.stdout)
+	id := added["id"].(string)
+	if added["status"] != "next" || added["type"] != "task" {
+		t.Fatalf("added %v", added)
+	}
+	wantOK(t, s.pgm(t, "task", "add", "call Bob", "--context", "@phone"))
+
+	r = s.pgm(t, "task", "list", "--status", "next")
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, "set up monitoring") || strings.Contains(r.stdout, "call Bob") || !strings.Contains(r.stdout, "2026-12-01") {
+		t.Fatalf("task list --status next:\n%s", r.stdout)
+	}
+	r = s.pgm(t, "--json", "task", "list", "--context", "@phone")
+	wantOK(t, r)
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0]["context"] != "@phone" {
+		t.Fatalf("task list --context: %v %s", err, r.stdout)
+	}
+
+	wantOK(t, s.pgm(t, "task", "update", id, "--status", "waiting", "--version", "1"))
+	r = s.pgm(t, "task", "complete", id, "--version", "1")
+	if r.code != 7 || !strings.Contains(r.stderr, "version") {
+		t.Fatalf("stale complete: exit %d, stderr %s", r.code, r.stderr)
+	}
+	r = s.pgm(t, "task", "complete", id, "--version", "2")
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, "Completed task "+id) {
+		t.Fatalf("complete: %s", r.stdout)
+	}
+	r = s.pgm(t, "task", "add", "x", "--due", "someday")
+	if r.code != 2 || !strings.Contains(r.stderr, "due_date") {
+		t.Fatalf("bad due: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
