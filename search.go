@@ -165,8 +165,17 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 			})
 		}()
 	}
+	// With a SimilarityScorer the pool is scored without similarities;
+	// the few that matter are fetched after fusion has ordered the
+	// candidates (fusion.Unsettled).
+	scorer, lazy := c.store.(SimilarityScorer)
+	lazy = lazy && qvec != nil
 	if len(p.terms.Terms) > 0 {
-		kwHits, kwProbe, kerr = c.keywordPool(ctx, p.filter, p.terms.Terms, qvec)
+		poolVec := qvec
+		if lazy {
+			poolVec = nil
+		}
+		kwHits, kwProbe, kerr = c.keywordPool(ctx, p.filter, p.terms.Terms, poolVec)
 	}
 	wg.Wait()
 	if kerr != nil {
@@ -192,11 +201,18 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	kw := make([]fusion.KeywordItem, len(kwHits))
 	for i, h := range kwHits {
 		kw[i] = fusion.KeywordItem{ChunkID: h.ChunkID, EntityID: h.EntityID, Content: h.Content, Rank: h.Rank,
-			Matched: bits.OnesCount32(h.Matched), Similarity: h.Similarity, UpdatedAt: h.UpdatedAt}
+			Matched: bits.OnesCount32(h.Matched), Similarity: h.Similarity, SimilarityPending: lazy, UpdatedAt: h.UpdatedAt}
 	}
-	fused := fusion.Fuse(fusion.Merge(vec, kw), fusion.Params{
+	params := fusion.Params{
 		Threshold: p.threshold, Terms: len(p.terms.Terms), RecencyWeight: req.RecencyWeight, Now: c.now(),
-	})
+	}
+	cands := fusion.Merge(vec, kw)
+	if lazy {
+		if err := c.settleSimilarities(ctx, scorer, cands, params, p.limit, qvec); err != nil {
+			return nil, err
+		}
+	}
+	fused := fusion.Fuse(cands, params)
 	if len(fused) > p.limit {
 		fused = fused[:p.limit]
 	}
@@ -207,6 +223,42 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		return nil, err
 	}
 	return resp, nil
+}
+
+// settleSimilarities fetches the similarities fusion needs to fix the
+// first limit results (see fusion.Unsettled). Each round usually settles
+// the top; after a few rounds every pending similarity is fetched at once,
+// which bounds the round trips.
+func (c *Client) settleSimilarities(ctx context.Context, scorer SimilarityScorer, cands []fusion.Candidate, params fusion.Params, limit int, qvec []float32) error {
+	const maxRounds = 3
+	for round := 0; ; round++ {
+		need := fusion.Unsettled(cands, params, limit)
+		if len(need) == 0 {
+			return nil
+		}
+		if round == maxRounds {
+			need = need[:0]
+			for i := range cands {
+				if cands[i].SimilarityPending {
+					need = append(need, i)
+				}
+			}
+		}
+		ids := make([]uuid.UUID, len(need))
+		for j, i := range need {
+			ids[j] = cands[i].ChunkID
+		}
+		sims, err := scorer.ChunkSimilarities(ctx, c.ws, c.modelID, qvec, ids)
+		if err != nil {
+			return fmt.Errorf("search: keyword similarities: %w", err)
+		}
+		for _, i := range need {
+			if sim, ok := sims[cands[i].ChunkID]; ok {
+				cands[i].Similarity = &sim
+			}
+			cands[i].SimilarityPending = false
+		}
+	}
 }
 
 type searchPlan struct {

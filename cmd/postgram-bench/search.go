@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,8 @@ type searchOptions struct {
 	buildWriters   int
 	buildEnrichers int
 	explainFull    bool
+	noExplain      bool
+	only           string
 	targets        bool
 	targetMS       float64
 	assert         bool
@@ -74,6 +77,8 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.IntVar(&o.buildWriters, "build-writers", 8, "concurrent Client.Store goroutines while building the fixture")
 	fs.IntVar(&o.buildEnrichers, "build-enrichers", 1, "concurrent EnrichPending calls while building the fixture")
 	fs.BoolVar(&o.explainFull, "explain-full", false, "also print the full EXPLAIN (ANALYZE, BUFFERS) output")
+	fs.BoolVar(&o.noExplain, "no-explain", false, "skip the EXPLAIN summaries")
+	fs.StringVar(&o.only, "profiles", "", "comma-separated profile names to run (default all six)")
 	fs.BoolVar(&o.targets, "targets", false, "print whether each profile's p95 excluding the stub delay meets --target-ms")
 	fs.Float64Var(&o.targetMS, "target-ms", 10, "latency target for --targets, in milliseconds")
 	fs.BoolVar(&o.assert, "assert", false, "with --targets (implied): exit with status 3 when a profile misses the target")
@@ -195,8 +200,21 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	results := make([]*profileResult, 0, len(profiles))
-	for _, p := range profiles {
+	run := profiles
+	if o.only != "" {
+		var keep []searchProfile
+		for _, p := range profiles {
+			if slices.Contains(strings.Split(o.only, ","), p.name) {
+				keep = append(keep, p)
+			}
+		}
+		if len(keep) == 0 {
+			return 0, fmt.Errorf("--profiles %q names no profile", o.only)
+		}
+		run = keep
+	}
+	results := make([]*profileResult, 0, len(run))
+	for _, p := range run {
 		b.logf("profile %s: %d warm-up + %d measured", p.name, len(p.warmup), len(p.measure))
 		r, err := b.runProfile(ctx, p)
 		if err != nil {
@@ -208,8 +226,10 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	if err := b.printResults(results); err != nil {
 		return 0, err
 	}
-	if err := b.explain(ctx, profiles); err != nil {
-		return 0, err
+	if !o.noExplain {
+		if err := b.explain(ctx, profiles); err != nil {
+			return 0, err
+		}
 	}
 
 	code := exitOK
@@ -664,7 +684,9 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 	}
 	// score builds the scoring probe over the chunks a bare ProbeAny finds
 	// (at most a pool's worth), standing in for the pool the client chose.
-	score := func(label, q string, vec []float32) (explainCase, error) {
+	// Without similarities: the PostgreSQL store is a SimilarityScorer, so
+	// the client fetches only the few similarities fusion needs afterwards.
+	score := func(label, q string) (explainCase, error) {
 		hits, err := b.st.KeywordProbe(ctx, workspace, bare(q, postgram.ProbeAny, 0, postgram.KeywordPoolSize))
 		if err != nil {
 			return explainCase{}, err
@@ -674,13 +696,13 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 			ids[i] = h.ChunkID
 		}
 		return keyword(label, fmt.Sprintf("score(%d)", len(ids)), postgram.KeywordQuery{Terms: query.Parse(q).Terms,
-			Mode: postgram.ProbeAny, Limit: max(1, len(ids)), Only: ids, Vector: vec, ModelID: b.modelID}), nil
+			Mode: postgram.ProbeAny, Limit: max(1, len(ids)), Only: ids, ModelID: b.modelID}), nil
 	}
-	typicalScore, err := score("typical", typical, vecs[0])
+	typicalScore, err := score("typical", typical)
 	if err != nil {
 		return err
 	}
-	longScore, err := score("long", long, vecs[1])
+	longScore, err := score("long", long)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,9 @@ type Candidate struct {
 	// Similarity is the raw cosine similarity, nil when unknown (no
 	// embedding yet, or the vector branch was unavailable).
 	Similarity *float64
+	// SimilarityPending marks a similarity not fetched yet (see
+	// Unsettled); until then the candidate is treated as having none.
+	SimilarityPending bool
 	// Matched is how many distinct retained query terms the chunk matches.
 	Matched int
 	// UpdatedAt is the entity's last update, for recency.
@@ -130,6 +133,55 @@ func Fuse(cands []Candidate, p Params) []Result {
 	return out
 }
 
+// Unsettled returns the indexes of the pending candidates (similarity not
+// fetched yet) that decide, or are shown among, the first limit results of
+// Fuse. Ranks and recency alone fix the order in which Fuse considers
+// candidates; only eligibility needs similarity. Walking that order, a
+// pending candidate is assumed eligible until its similarity is known. The
+// caller fetches the returned candidates' similarities, clears their
+// SimilarityPending, and calls again until nothing is returned: Fuse then
+// yields the same first limit results as if every similarity had been
+// known, while only the few candidates near the top were looked up.
+func Unsettled(cands []Candidate, p Params, limit int) []int {
+	pending := false
+	for i := range cands {
+		if cands[i].SimilarityPending {
+			pending = true
+			break
+		}
+	}
+	if !pending || limit <= 0 {
+		return nil
+	}
+	rs := make([]Result, len(cands))
+	order := make([]int, len(cands))
+	for i, c := range cands {
+		s := RRF(c.VectorRank, c.KeywordRank)
+		rs[i] = Result{Candidate: c, Score: s, Adjusted: s * Recency(c.UpdatedAt, p.Now, p.RecencyWeight)}
+		order[i] = i
+	}
+	sort.Slice(order, func(i, j int) bool { return less(rs[order[i]], rs[order[j]]) })
+	taken := make(map[uuid.UUID]bool, limit)
+	var need []int
+	for _, i := range order {
+		if len(taken) >= limit {
+			break
+		}
+		c := &cands[i]
+		if taken[c.EntityID] {
+			continue
+		}
+		switch {
+		case c.SimilarityPending:
+			need = append(need, i)
+			taken[c.EntityID] = true
+		case Eligible(*c, p):
+			taken[c.EntityID] = true
+		}
+	}
+	return need
+}
+
 // less orders a before b.
 func less(a, b Result) bool {
 	if a.Adjusted != b.Adjusted {
@@ -170,6 +222,8 @@ type KeywordItem struct {
 	Rank              float64 // lexical rank, higher is better
 	Matched           int
 	Similarity        *float64
+	// SimilarityPending: the store has not computed Similarity yet.
+	SimilarityPending bool
 	UpdatedAt         time.Time
 }
 
@@ -207,7 +261,8 @@ func Merge(vec []VectorItem, kw []KeywordItem) []Candidate {
 		}
 		idx[k.ChunkID] = len(out)
 		out = append(out, Candidate{ChunkID: k.ChunkID, EntityID: k.EntityID, Content: k.Content,
-			KeywordRank: i + 1, Similarity: k.Similarity, Matched: k.Matched, UpdatedAt: k.UpdatedAt})
+			KeywordRank: i + 1, Similarity: k.Similarity, SimilarityPending: k.SimilarityPending,
+			Matched: k.Matched, UpdatedAt: k.UpdatedAt})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -194,5 +195,80 @@ func BenchmarkFuse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Fuse(Merge(vec, kw), p)
+	}
+}
+
+// TestUnsettledMatchesEagerFusion: fetching similarities lazily, as
+// Unsettled directs, gives the same first results as knowing them all.
+func TestUnsettledMatchesEagerFusion(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		entities := make([]uuid.UUID, 1+r.IntN(40))
+		for i := range entities {
+			entities[i] = uuid.New()
+		}
+		sims := map[uuid.UUID]*float64{}
+		var vec []VectorItem
+		for range r.IntN(30) {
+			id := uuid.New()
+			vec = append(vec, VectorItem{ChunkID: id, EntityID: entities[r.IntN(len(entities))],
+				Similarity: r.Float64(), Matched: r.IntN(4), UpdatedAt: now.Add(-time.Duration(r.IntN(90*24)) * time.Hour)})
+		}
+		var kw, eager []KeywordItem
+		for range r.IntN(60) {
+			item := KeywordItem{ChunkID: uuid.New(), EntityID: entities[r.IntN(len(entities))], Rank: float64(r.IntN(10)),
+				Matched: r.IntN(5), UpdatedAt: now.Add(-time.Duration(r.IntN(90*24)) * time.Hour)}
+			if r.IntN(3) > 0 && len(vec) > 0 { // sometimes the same chunk as a vector hit
+				v := vec[r.IntN(len(vec))]
+				item.ChunkID, item.EntityID = v.ChunkID, v.EntityID
+			}
+			var sim *float64
+			if r.IntN(5) > 0 { // some chunks have no embedding
+				s := r.Float64()
+				sim = &s
+			}
+			sims[item.ChunkID] = sim
+			e := item
+			e.Similarity = sim
+			eager = append(eager, e)
+			item.SimilarityPending = true
+			kw = append(kw, item)
+		}
+		p := Params{Threshold: 0.5, Terms: 4, RecencyWeight: float64(r.IntN(2)) * 0.5, Now: now}
+		limit := 1 + r.IntN(12)
+		want := Fuse(Merge(vec, eager), p)
+		if len(want) > limit {
+			want = want[:limit]
+		}
+		cands := Merge(vec, kw)
+		fetched := 0
+		for {
+			need := Unsettled(cands, p, limit)
+			if len(need) == 0 {
+				break
+			}
+			for _, i := range need {
+				cands[i].Similarity = sims[cands[i].ChunkID]
+				cands[i].SimilarityPending = false
+				fetched++
+			}
+		}
+		got := Fuse(cands, p)
+		if len(got) > limit {
+			got = got[:limit]
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("seed %d limit %d: lazy fusion differs (-eager +lazy):\n%s", seed, limit, diff)
+		}
+		for _, g := range got {
+			if g.SimilarityPending {
+				t.Fatalf("seed %d: result %s still pending", seed, g.ChunkID)
+			}
+		}
+		if fetched > len(kw) {
+			t.Fatalf("seed %d: fetched %d similarities for %d keyword items", seed, fetched, len(kw))
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -86,6 +87,20 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 		hits, err := s.vectorQuery(ctx, ws, q, m.Dimensions, false)
 		return postgram.VectorResult{Hits: hits, Plan: "exact"}, err
 	}
+	if !broadFilter(q.Filter) {
+		// A filter may admit fewer chunks than the ANN scan is asked for;
+		// then the scan would walk max_scan_tuples of the graph in vain
+		// before the exact fallback. Counting (capped) first is cheap and
+		// goes straight to the fallback.
+		n, err := s.countCandidates(ctx, ws, q, q.Limit)
+		if err != nil {
+			return postgram.VectorResult{}, err
+		}
+		if n < q.Limit {
+			hits, err := s.vectorQuery(ctx, ws, q, m.Dimensions, false)
+			return postgram.VectorResult{Hits: hits, Plan: "hnsw+exact"}, err
+		}
+	}
 	hits, err := s.vectorQuery(ctx, ws, q, m.Dimensions, true)
 	if err != nil {
 		return postgram.VectorResult{}, err
@@ -105,10 +120,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 // excluded) reuse a per-workspace count for countTTL, so most searches pay
 // no extra query.
 func (s *Store) candidateCount(ctx context.Context, ws string, q postgram.VectorQuery, cap int) (int, error) {
-	f := q.Filter
-	broad := len(f.Types) == 0 && len(f.Statuses) == 0 && len(f.Visibilities) == 0 && f.Owner == "" &&
-		len(f.Tags) == 0 && f.MemoryRole == "" && f.UpdatedBefore.IsZero() && f.UpdatedAfter.IsZero()
-	if !broad {
+	if !broadFilter(q.Filter) {
 		return s.countCandidates(ctx, ws, q, cap)
 	}
 	key := fmt.Sprintf("%s\x00%d", ws, q.ModelID)
@@ -126,6 +138,13 @@ func (s *Store) candidateCount(ctx context.Context, ws string, q postgram.Vector
 	s.counts[key] = countEntry{n: n, at: time.Now()}
 	s.mu.Unlock()
 	return n, nil
+}
+
+// broadFilter reports whether f excludes only archived rows and other
+// clients' session context: nearly every chunk qualifies.
+func broadFilter(f postgram.EntityFilter) bool {
+	return len(f.Types) == 0 && len(f.Statuses) == 0 && len(f.Visibilities) == 0 && f.Owner == "" &&
+		len(f.Tags) == 0 && f.MemoryRole == "" && f.UpdatedBefore.IsZero() && f.UpdatedAfter.IsZero()
 }
 
 // countTTL bounds how stale a cached broad candidate count may be.
@@ -159,20 +178,22 @@ func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool)
 	vec := args.add(pgvector.NewVector(q.Vector))
 	where := filterSQL(q.Filter, (*[]any)(&args))
 	qs := termQueries(q.Terms, &args)
-	// The typmod cast is needed only to match the HNSW index expression;
-	// elsewhere it would cost a copy of every vector, so distances are
-	// computed on the plain column (all rows of one model share its
-	// dimensions).
-	dist := fmt.Sprintf("(c.embedding <=> %s::vector)", vec)
 	var inner string
 	if ann {
-		inner = fmt.Sprintf(`SELECT c.id, c.entity_id, e.updated_at, %s AS dist
+		// The distance is selected as the ordering expression itself, so
+		// each row's vector is read (detoasted) once, not once for the
+		// index order and again for the output.
+		inner = fmt.Sprintf(`SELECT c.id, c.entity_id, e.updated_at, (c.embedding::vector(%d) <=> %s::vector(%d)) AS dist
 		FROM %s
 		WHERE c.workspace_id = $1 AND c.model_id = %d AND c.embedding IS NOT NULL AND %s
-		ORDER BY (c.embedding::vector(%d) <=> %s::vector(%d)) LIMIT %d`, dist, chunkJoin, q.ModelID, where, dims, vec, dims, q.Limit)
+		ORDER BY dist LIMIT %d`, dims, vec, dims, chunkJoin, q.ModelID, where, q.Limit)
 	} else {
 		// OFFSET 0 keeps the distance computation below the sort, so the
-		// sort carries ids and distances, not whole rows.
+		// sort carries ids and distances, not whole rows. The typmod cast
+		// is needed only to match the HNSW index expression; here it would
+		// cost a copy of every vector, so distances are computed on the
+		// plain column (all rows of one model share its dimensions).
+		dist := fmt.Sprintf("(c.embedding <=> %s::vector)", vec)
 		inner = fmt.Sprintf(`SELECT * FROM (
 			SELECT c.id, c.entity_id, e.updated_at, %s AS dist
 			FROM %s
@@ -394,6 +415,33 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	return hits, nil
 }
 
+// ChunkSimilarities implements postgram.SimilarityScorer.
+func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
+	out := make(map[uuid.UUID]float64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT c.id, 1 - (c.embedding <=> $3::vector) FROM chunks c
+		WHERE c.workspace_id = $1 AND c.id = ANY($2) AND c.model_id = $4 AND c.embedding IS NOT NULL`,
+		ws, ids, pgvector.NewVector(vec), modelID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: chunk similarities: %w", mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var sim float64
+		if err := rows.Scan(&id, &sim); err != nil {
+			return nil, fmt.Errorf("postgres: chunk similarities: %w", err)
+		}
+		out[id] = sim
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: chunk similarities: %w", mapErr(err))
+	}
+	return out, nil
+}
+
 // EdgeSummaries implements postgram.Storage.
 func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f postgram.EntityFilter) (map[uuid.UUID]postgram.EdgeSummary, error) {
 	out := make(map[uuid.UUID]postgram.EdgeSummary, len(ids))
@@ -471,7 +519,65 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f pos
 // frequencies, kept by ANALYZE/autovacuum). A term's lexemes are ANDed, so
 // its frequency is at most its rarest lexeme's; a lexeme outside the
 // statistics is rarer than every one inside (estimated 0).
+//
+// The statistics change only when the table is analysed, so answers are
+// cached for termFreqTTL: a search of known terms costs no query.
 func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) ([]float64, bool, error) {
+	if out, ok := s.freqs.get(terms); ok {
+		return out, true, nil
+	}
+	out, ok, err := s.queryTermFrequencies(ctx, terms)
+	if err == nil && ok {
+		s.freqs.put(terms, out)
+	}
+	return out, ok, err
+}
+
+// termFreqTTL bounds how long a cached term frequency is used.
+const termFreqTTL = time.Minute
+
+// termFreqCacheMax bounds the cached terms; the cache starts afresh when full.
+const termFreqCacheMax = 50_000
+
+type termFreq struct {
+	freq float64
+	at   time.Time
+}
+
+// termFreqCache holds planner term frequencies by term.
+type termFreqCache struct {
+	mu sync.Mutex
+	m  map[string]termFreq
+}
+
+func (c *termFreqCache) get(terms []string) ([]float64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]float64, len(terms))
+	now := time.Now()
+	for i, t := range terms {
+		f, ok := c.m[t]
+		if !ok || now.Sub(f.at) > termFreqTTL {
+			return nil, false
+		}
+		out[i] = f.freq
+	}
+	return out, true
+}
+
+func (c *termFreqCache) put(terms []string, freqs []float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m)+len(terms) > termFreqCacheMax {
+		c.m = make(map[string]termFreq, len(terms))
+	}
+	now := time.Now()
+	for i, t := range terms {
+		c.m[t] = termFreq{freqs[i], now}
+	}
+}
+
+func (s *Store) queryTermFrequencies(ctx context.Context, terms []string) ([]float64, bool, error) {
 	rows, err := s.pool.Query(ctx, `SELECT t.i, COALESCE(min(COALESCE(f.freq, 0)), 0)::float8
 		FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i)
 		LEFT JOIN LATERAL unnest(tsvector_to_array(to_tsvector('simple', t.term))) AS lx(lexeme) ON true

@@ -38,7 +38,11 @@ type Config struct {
 	// NotifyChannel is the LISTEN/NOTIFY channel that wakes enrichment
 	// workers in every process. Default "postgram_work".
 	NotifyChannel string
-	// EfSearch is hnsw.ef_search for ANN scans. Default 100.
+	// EfSearch is hnsw.ef_search for ANN scans. Default 40 (pgvector's):
+	// the relaxed iterative scan continues past it whenever a query's
+	// LIMIT needs more rows. On the 6,000-chunk bench fixture recall@50
+	// against exact ranking was 0.94 at 40 and 0.96 at 100, for 60% of
+	// the buffer reads.
 	EfSearch int
 	// MaxScanTuples is hnsw.max_scan_tuples for iterative scans: how far an
 	// ANN scan looks for rows passing the filters before the search falls
@@ -58,7 +62,7 @@ func (c *Config) defaults() {
 		c.NotifyChannel = "postgram_work"
 	}
 	if c.EfSearch <= 0 {
-		c.EfSearch = 100
+		c.EfSearch = 40
 	}
 	if c.MaxScanTuples <= 0 {
 		c.MaxScanTuples = 2000
@@ -87,6 +91,7 @@ type Store struct {
 	mu     sync.RWMutex
 	models map[int64]postgram.ModelInfo // by id
 	counts map[string]countEntry        // broad vector candidate counts by workspace and model
+	freqs  termFreqCache                // planner term frequencies
 }
 
 var _ postgram.Storage = (*Store)(nil)
