@@ -61,6 +61,7 @@ var areas = []func() []toolSpec{
 	entityTools, // entities.go: store, recall, update, delete
 	searchTools, // search.go: search
 	queueTools,  // queue.go: queue
+	graphTools,  // graph.go: link, unlink, expand
 	taskTools,   // tasks.go: task_create, task_list, task_update, task_complete
 }
 
