@@ -210,6 +210,9 @@ func TestToolsList(t *testing.T) {
 				"task_list":     nil,
 				"task_update":   {"id", "version"},
 				"task_complete": {"id", "version"},
+				"link":          {"source_id", "target_id", "relation"},
+				"unlink":        {"id"},
+				"expand":        {"id"},
 			}
 			if len(byName) != len(want) {
 				t.Errorf("tools = %v, want %v", keys(toAny(byName)), want)
