@@ -212,6 +212,9 @@ func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool)
 // medium tables it would rank exactly instead.
 const annSettings = "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off; SET LOCAL jit = off"
 
+// annSessionSettings are annSettings for a whole connection of the ANN pool.
+const annSessionSettings = "SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off; SET jit = off"
+
 func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQuery, dims int, ann bool) ([]postgram.VectorHit, error) {
 	sql, args := s.vectorSQL(ws, q, dims, ann)
 	hits := make([]postgram.VectorHit, 0, q.Limit)
@@ -230,7 +233,14 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQue
 		return rows.Err()
 	}
 	var err error
-	if ann {
+	switch {
+	case ann && s.annPool != nil:
+		var rows pgx.Rows
+		rows, err = s.annPool.Query(ctx, sql, args...)
+		if err == nil {
+			err = scan(rows)
+		}
+	case ann:
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, annSettings); err != nil {
 				return err
@@ -241,7 +251,7 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQue
 			}
 			return scan(rows)
 		})
-	} else {
+	default:
 		var rows pgx.Rows
 		rows, err = s.pool.Query(ctx, sql, args...)
 		if err == nil {
