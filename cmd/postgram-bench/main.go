@@ -4,6 +4,7 @@
 //	postgram-bench search [flags]   hybrid search latency by profile, with EXPLAIN summaries
 //	postgram-bench ingest [flags]   Store and enrichment throughput
 //	postgram-bench load [flags]     REST throughput and latency under concurrent clients
+//	postgram-bench sqlite [flags]   the embedded SQLite store: open time, memory, search latency
 //
 // Both connect to --database-url (default $DATABASE_URL, else the loopback
 // test cluster of scripts/pgtest.sh) and work in their own schema through
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runIngest(ctx, args[1:], stdout, stderr)
 	case "load":
 		return runLoad(ctx, args[1:], stdout, stderr)
+	case "sqlite":
+		return runSQLite(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -71,6 +74,7 @@ Commands:
   search   hybrid search latency by profile over a reusable fixture, with EXPLAIN summaries
   ingest   Client.Store throughput and enrichment throughput on a fresh schema
   load     concurrent REST clients (search and store) against the server's handler over loopback
+  sqlite   the embedded SQLite store at 10,000 and 50,000 chunks: open time, memory, search latency
 
 Run 'postgram-bench <command> -h' for the command's flags.
 `)
