@@ -110,6 +110,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.deleteCmd(),
 		a.queueCmd(),
 		a.taskCmd(), // task.go
+		a.linkCmd(), a.unlinkCmd(), a.expandCmd(),
 	)
 	return root
 }
