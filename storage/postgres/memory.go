@@ -249,10 +249,10 @@ func edgeTx(ctx context.Context, tx pgx.Tx, ws string, ed *postgram.BatchEdge) e
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO edges (workspace_id, id, source_id, target_id, relation, confidence, source, metadata, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	_, err = tx.Exec(ctx, `INSERT INTO edges (workspace_id, id, source_id, target_id, relation, confidence, source, metadata, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
 		ON CONFLICT (workspace_id, source_id, target_id, relation)
-		DO UPDATE SET confidence = EXCLUDED.confidence, source = EXCLUDED.source, metadata = EXCLUDED.metadata`,
+		DO UPDATE SET confidence = EXCLUDED.confidence, source = EXCLUDED.source, metadata = EXCLUDED.metadata, updated_at = EXCLUDED.updated_at`,
 		ws, ed.ID, ed.SourceID, ed.TargetID, ed.Relation, ed.Confidence, ed.Source, meta, ed.CreatedAt)
 	return err
 }

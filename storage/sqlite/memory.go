@@ -235,10 +235,10 @@ func edgeTx(ctx context.Context, tx *sql.Tx, ws string, ed *postgram.BatchEdge) 
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO edges (workspace_id, id, source_id, target_id, relation, confidence, source, metadata, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = tx.ExecContext(ctx, `INSERT INTO edges (workspace_id, id, source_id, target_id, relation, confidence, source, metadata, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?9)
 		ON CONFLICT (workspace_id, source_id, target_id, relation)
-		DO UPDATE SET confidence = excluded.confidence, source = excluded.source, metadata = excluded.metadata`,
+		DO UPDATE SET confidence = excluded.confidence, source = excluded.source, metadata = excluded.metadata, updated_at = excluded.updated_at`,
 		ws, ed.ID.String(), ed.SourceID.String(), ed.TargetID.String(), ed.Relation, ed.Confidence, ed.Source, meta, micros(ed.CreatedAt))
 	return err
 }

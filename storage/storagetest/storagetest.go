@@ -59,6 +59,9 @@ func Run(t *testing.T, open Opener) {
 		{"Audit", testAudit},
 		{"Graph", testGraph},
 		{"Tasks", testTasks}, // tasks.go
+		{"SessionContextIsolation", testSessionContextIsolation}, // memory.go
+		{"GroomSessionContext", testGroomSessionContext},
+		{"DurableGrooming", testDurableGrooming},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
