@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,16 +42,108 @@ func joinQueries(qs []string, op string) string {
 	return "(SELECT " + strings.Join(qs, " "+op+" ") + ")"
 }
 
-// maskSQL computes the bitmask of matched terms for tsvector column col.
-func maskSQL(col string, qs []string) string {
-	if len(qs) == 0 {
-		return "0"
+// lexemesSQL selects the lexemes of tsvector column col (NULL when there
+// are no terms to match). Which terms a chunk matches is computed in Go
+// from them (termMask): testing every term with @@ in SQL cost more than
+// the rest of the query for long queries.
+func lexemesSQL(col string, terms int) string {
+	if terms == 0 {
+		return "NULL::text[]"
 	}
-	parts := make([]string, len(qs))
-	for i, q := range qs {
-		parts[i] = fmt.Sprintf("(CASE WHEN %s @@ (SELECT %s) THEN %d ELSE 0 END)", col, q, 1<<i)
+	return "tsvector_to_array(" + col + ")"
+}
+
+// termMask is the bitmask of the terms (each given by its lexemes, which
+// plainto_tsquery ANDs) whose lexemes all occur in doc, a tsvector's
+// lexemes. A term without lexemes matches nothing, as in PostgreSQL.
+func termMask(doc []string, terms [][]string) uint32 {
+	if len(terms) == 0 || len(doc) == 0 {
+		return 0
 	}
-	return strings.Join(parts, " + ")
+	if !slices.IsSorted(doc) {
+		slices.Sort(doc)
+	}
+	var mask uint32
+	for i, lexemes := range terms {
+		if len(lexemes) == 0 {
+			continue
+		}
+		all := true
+		for _, l := range lexemes {
+			if _, ok := slices.BinarySearch(doc, l); !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// termLexemes returns each term's lexemes as PostgreSQL's 'simple'
+// configuration produces them (what plainto_tsquery ANDs), from a cache:
+// they depend only on the text.
+func (s *Store) termLexemes(ctx context.Context, terms []string) ([][]string, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	out := make([][]string, len(terms))
+	var missing []string
+	s.lexemes.mu.Lock()
+	for i, t := range terms {
+		l, ok := s.lexemes.m[t]
+		if !ok {
+			missing = append(missing, t)
+		}
+		out[i] = l
+	}
+	s.lexemes.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT u.t, COALESCE(tsvector_to_array(to_tsvector('simple', u.t)), '{}')
+		FROM unnest($1::text[]) AS u(t)`, missing)
+	if err != nil {
+		return nil, fmt.Errorf("term lexemes: %w", mapErr(err))
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lexemeRow, error) {
+		var x lexemeRow
+		err := r.Scan(&x.term, &x.lexemes)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("term lexemes: %w", mapErr(err))
+	}
+	s.lexemes.mu.Lock()
+	if s.lexemes.m == nil || len(s.lexemes.m)+len(got) > lexemeCacheMax {
+		s.lexemes.m = make(map[string][]string, len(got))
+	}
+	for _, x := range got {
+		s.lexemes.m[x.term] = x.lexemes
+	}
+	for i, t := range terms {
+		if out[i] == nil {
+			out[i] = s.lexemes.m[t]
+		}
+	}
+	s.lexemes.mu.Unlock()
+	return out, nil
+}
+
+type lexemeRow struct {
+	term    string
+	lexemes []string
+}
+
+// lexemeCacheMax bounds the cached terms; the cache starts afresh when full.
+const lexemeCacheMax = 50_000
+
+// lexemeCache maps a term to its lexemes.
+type lexemeCache struct {
+	mu sync.Mutex
+	m  map[string][]string
 }
 
 const chunkJoin = `chunks c JOIN entities e ON e.workspace_id = c.workspace_id AND e.id = c.entity_id`
@@ -177,7 +270,6 @@ func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool)
 	args := sqlArgs{ws}
 	vec := args.add(pgvector.NewVector(q.Vector))
 	where := filterSQL(q.Filter, (*[]any)(&args))
-	qs := termQueries(q.Terms, &args)
 	var inner string
 	if ann {
 		// The distance is selected as the ordering expression itself, so
@@ -203,7 +295,7 @@ func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool)
 	}
 	sql := fmt.Sprintf(`SELECT r.id, r.entity_id, ch.content, 1 - r.dist, r.updated_at, %s FROM (%s) r
 	JOIN chunks ch ON ch.workspace_id = $1 AND ch.id = r.id
-	ORDER BY r.dist, r.id`, maskSQL("ch.tsv", qs), inner)
+	ORDER BY r.dist, r.id`, lexemesSQL("ch.tsv", len(q.Terms)), inner)
 	return sql, args
 }
 
@@ -217,22 +309,26 @@ const annSessionSettings = "SET enable_seqscan = off; SET enable_bitmapscan = of
 
 func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQuery, dims int, ann bool) ([]postgram.VectorHit, error) {
 	sql, args := s.vectorSQL(ws, q, dims, ann)
+	termLex, err := s.termLexemes(ctx, q.Terms)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: vector search: %w", err)
+	}
 	hits := make([]postgram.VectorHit, 0, q.Limit)
 	scan := func(rows pgx.Rows) error {
 		defer rows.Close()
+		var lex []string
 		for rows.Next() {
 			var h postgram.VectorHit
-			var mask int64
-			if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &h.UpdatedAt, &mask); err != nil {
+			lex = lex[:0]
+			if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &h.UpdatedAt, &lex); err != nil {
 				return err
 			}
-			h.Matched = uint32(mask)
+			h.Matched = termMask(lex, termLex)
 			h.UpdatedAt = h.UpdatedAt.UTC()
 			hits = append(hits, h)
 		}
 		return rows.Err()
 	}
-	var err error
 	switch {
 	case ann && s.annPool != nil:
 		var rows pgx.Rows
@@ -376,7 +472,7 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 			match = "TRUE"
 		}
 	}
-	cols := fmt.Sprintf("c.id, c.entity_id, c.content, e.updated_at, ts_rank_cd(c.tsv, %s), %s, %s", orq, maskSQL("c.tsv", qs), sim)
+	cols := fmt.Sprintf("c.id, c.entity_id, c.content, e.updated_at, ts_rank_cd(c.tsv, %s), %s, %s", orq, lexemesSQL("c.tsv", len(q.Terms)), sim)
 	if q.Bare {
 		cols = "c.id, c.entity_id"
 	}
@@ -393,12 +489,19 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	if err != nil {
 		return nil, err
 	}
+	var termLex [][]string
+	if !q.Bare {
+		if termLex, err = s.termLexemes(ctx, q.Terms); err != nil {
+			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
+		}
+	}
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: keyword probe: %w", mapErr(err))
 	}
 	defer rows.Close()
 	var hits []postgram.KeywordHit
+	var lex []string
 	for rows.Next() {
 		var h postgram.KeywordHit
 		if q.Bare {
@@ -408,14 +511,14 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 			hits = append(hits, h)
 			continue
 		}
-		var mask int64
 		var rank float32
 		var updated time.Time
-		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &updated, &rank, &mask, &h.Similarity); err != nil {
+		lex = lex[:0]
+		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &updated, &rank, &lex, &h.Similarity); err != nil {
 			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
 		}
 		h.Rank = float64(rank)
-		h.Matched = uint32(mask)
+		h.Matched = termMask(lex, termLex)
 		h.UpdatedAt = updated.UTC()
 		hits = append(hits, h)
 	}

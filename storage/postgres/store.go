@@ -88,10 +88,11 @@ type Store struct {
 	cfg     Config
 	log     *slog.Logger
 
-	mu     sync.RWMutex
-	models map[int64]postgram.ModelInfo // by id
-	counts map[string]countEntry        // broad vector candidate counts by workspace and model
-	freqs  termFreqCache                // planner term frequencies
+	mu      sync.RWMutex
+	models  map[int64]postgram.ModelInfo // by id
+	counts  map[string]countEntry        // broad vector candidate counts by workspace and model
+	freqs   termFreqCache                // planner term frequencies
+	lexemes lexemeCache                  // lexemes of query terms
 	// annPool, when set, holds connections configured for ANN scans
 	// (Open makes one; New, with a caller's pool, uses transactions).
 	annPool *pgxpool.Pool
