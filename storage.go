@@ -105,6 +105,7 @@ type Storage interface {
 	Stats(ctx context.Context, ws string) (StoreStats, error)
 
 	LifecycleStorage // memory_storage.go: grooming, tasks, Markdown sync
+	TransferStorage  // transfer_storage.go: export and import of a whole workspace
 }
 
 // StoreStats summarises a workspace for operators.

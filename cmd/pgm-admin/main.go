@@ -74,6 +74,7 @@ Exit codes: 0 success, 1 failure, 2 usage or validation error,
 	root.SetErr(stderr)
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print JSON")
 	root.AddCommand(a.keyCmd(), a.auditCmd(), a.statsCmd(), a.sqlCmd(), a.migrateCmd())
+	root.AddCommand(a.exportCmd(), a.importCmd())
 	defer a.close()
 	err := root.ExecuteContext(ctx)
 	if err == nil {

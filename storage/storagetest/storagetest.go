@@ -62,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 		{"SessionContextIsolation", testSessionContextIsolation}, // memory.go
 		{"GroomSessionContext", testGroomSessionContext},
 		{"DurableGrooming", testDurableGrooming},
+		{"Transfer", testTransfer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,280 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/postgram-go/postgram"
+)
+
+// exportPage is how many entities (and their chunks) one page of an export
+// reads; exportEdgePage how many edges.
+const (
+	exportPage     = 200
+	exportEdgePage = 1000
+)
+
+// ExportWorkspace implements postgram.TransferStorage. It reads in one
+// REPEATABLE READ, read-only transaction (one snapshot), page by page
+// along the primary key.
+func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*postgram.EntityRecord) error, edge func(*postgram.Edge) error) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var after *uuid.UUID
+		for {
+			recs, err := exportEntityPage(ctx, tx, ws, modelID, after)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				if err := entity(r); err != nil {
+					return errCallback{err}
+				}
+			}
+			if len(recs) < exportPage {
+				break
+			}
+			after = &recs[len(recs)-1].Entity.ID
+		}
+		after = nil
+		for {
+			rows, err := tx.Query(ctx, "SELECT "+edgeCols+` FROM edges ed
+				WHERE ed.workspace_id = $1 AND ($2::uuid IS NULL OR ed.id > $2) ORDER BY ed.id LIMIT $3`, ws, after, exportEdgePage)
+			if err != nil {
+				return err
+			}
+			edges, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.Edge, error) { return scanEdge(r) })
+			if err != nil {
+				return err
+			}
+			for i := range edges {
+				edges[i].Confidence = float32Value(edges[i].Confidence)
+				if err := edge(&edges[i]); err != nil {
+					return errCallback{err}
+				}
+			}
+			if len(edges) < exportEdgePage {
+				return nil
+			}
+			after = &edges[len(edges)-1].ID
+		}
+	})
+	var cb errCallback
+	if errors.As(err, &cb) {
+		return cb.err
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: export workspace: %w", mapErr(err))
+	}
+	return nil
+}
+
+// errCallback carries a callback's error through the transaction unchanged.
+type errCallback struct{ err error }
+
+func (e errCallback) Error() string { return e.err.Error() }
+
+// float32Value returns the shortest decimal that reads back as the real
+// (float32) column's value, so 0.7 stored as real exports as 0.7, not as
+// 0.699999988079071.
+func float32Value(v float64) float64 {
+	f, err := strconv.ParseFloat(strconv.FormatFloat(float64(float32(v)), 'g', -1, 32), 64)
+	if err != nil {
+		return v
+	}
+	return f
+}
+
+func exportEntityPage(ctx context.Context, tx pgx.Tx, ws string, modelID int64, after *uuid.UUID) ([]*postgram.EntityRecord, error) {
+	rows, err := tx.Query(ctx, "SELECT "+entityCols+`, e.metadata FROM entities e
+		WHERE e.workspace_id = $1 AND ($2::uuid IS NULL OR e.id > $2) ORDER BY e.id LIMIT $3`, ws, after, exportPage)
+	if err != nil {
+		return nil, err
+	}
+	var recs []*postgram.EntityRecord
+	byID := map[uuid.UUID]*postgram.EntityRecord{}
+	for rows.Next() {
+		var raw []byte
+		e, err := scanEntity(rows, &raw)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		e.Metadata = nil
+		r := &postgram.EntityRecord{Entity: *e, Metadata: json.RawMessage(raw)}
+		recs = append(recs, r)
+		byID[e.ID] = r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	ids := make([]uuid.UUID, len(recs))
+	for i, r := range recs {
+		ids[i] = r.Entity.ID
+	}
+	crows, err := tx.Query(ctx, `SELECT entity_id, id, chunk_index, content, start_offset, end_offset,
+			CASE WHEN model_id = $3 THEN embedding END
+		FROM chunks WHERE workspace_id = $1 AND entity_id = ANY($2) ORDER BY entity_id, chunk_index`, ws, ids, modelID)
+	if err != nil {
+		return nil, err
+	}
+	defer crows.Close()
+	for crows.Next() {
+		var eid uuid.UUID
+		var c postgram.ChunkRecord
+		var vec *pgvector.Vector
+		if err := crows.Scan(&eid, &c.ID, &c.Index, &c.Content, &c.Start, &c.End, &vec); err != nil {
+			return nil, err
+		}
+		if vec != nil {
+			c.Embedding = vec.Slice()
+		}
+		if r := byID[eid]; r != nil {
+			r.Chunks = append(r.Chunks, c)
+		}
+	}
+	return recs, crows.Err()
+}
+
+// ImportEntities implements postgram.TransferStorage.
+func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, recs []*postgram.EntityRecord, skipExisting bool) (int, error) {
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	ids := make([]uuid.UUID, len(recs))
+	for i, r := range recs {
+		ids[i] = r.Entity.ID
+	}
+	inserted := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, "SELECT id FROM entities WHERE workspace_id = $1 AND id = ANY($2)", ws, ids)
+		if err != nil {
+			return err
+		}
+		existing, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		if err != nil {
+			return err
+		}
+		skip := make(map[uuid.UUID]bool, len(existing))
+		for _, id := range existing {
+			skip[id] = true
+		}
+		if len(existing) > 0 && !skipExisting {
+			for _, r := range recs {
+				if skip[r.Entity.ID] {
+					return fmt.Errorf("entity %s already exists in workspace %q: %w", r.Entity.ID, ws, postgram.ErrConflict)
+				}
+			}
+		}
+		now := time.Now().UTC()
+		pending := false
+		b := &pgx.Batch{}
+		for _, r := range recs {
+			e := &r.Entity
+			if skip[e.ID] {
+				continue
+			}
+			skip[e.ID] = true // a duplicate within recs is skipped too
+			meta := []byte(r.Metadata)
+			if len(meta) == 0 {
+				meta = []byte("{}")
+			}
+			var queuedAt *time.Time
+			if e.EnrichmentStatus == postgram.StagePending || e.EnrichmentStatus == postgram.StageFailed {
+				queuedAt = &now
+				pending = true
+			}
+			b.Queue(`INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source, metadata,
+					client_id, version, enrichment_status, enrichment_attempts, enrichment_error, enrichment_queued_at,
+					extraction_status, extraction_attempts, extraction_error, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+				ws, e.ID, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags), e.Source, meta,
+				e.ClientID, e.Version, e.EnrichmentStatus, e.EnrichmentAttempts, e.EnrichmentError, queuedAt,
+				e.ExtractionStatus, e.ExtractionAttempts, e.ExtractionError, e.CreatedAt, e.UpdatedAt)
+			for _, c := range r.Chunks {
+				var vec *pgvector.Vector
+				var model *int64
+				if c.Embedding != nil {
+					v := pgvector.NewVector(c.Embedding)
+					vec, model = &v, &modelID
+				}
+				b.Queue(`INSERT INTO chunks (workspace_id, id, entity_id, chunk_index, content, start_offset, end_offset, embedding, model_id)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, ws, c.ID, e.ID, c.Index, c.Content, c.Start, c.End, vec, model)
+			}
+			inserted++
+		}
+		if pending {
+			b.Queue("SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, ws)
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		if errors.Is(err, postgram.ErrConflict) {
+			return 0, fmt.Errorf("postgres: import entities: %w", err)
+		}
+		if isUniqueViolation(err) {
+			return 0, fmt.Errorf("postgres: import entities: %w: an entity or chunk id already exists (%v)", postgram.ErrConflict, err)
+		}
+		return 0, fmt.Errorf("postgres: import entities: %w", mapErr(err))
+	}
+	return inserted, nil
+}
+
+// ImportEdges implements postgram.TransferStorage.
+func (s *Store) ImportEdges(ctx context.Context, ws string, edges []postgram.Edge, skipExisting bool) (int, error) {
+	if len(edges) == 0 {
+		return 0, nil
+	}
+	inserted := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, e := range edges {
+			meta, err := metadataJSON(e.Metadata)
+			if err != nil {
+				return err
+			}
+			b.Queue(`INSERT INTO edges (workspace_id, id, source_id, target_id, relation, confidence, source, metadata,
+					origin_id, provider, model, prompt_version, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+				ON CONFLICT DO NOTHING RETURNING id`,
+				ws, e.ID, e.SourceID, e.TargetID, e.Relation, e.Confidence, e.Source, meta,
+				e.OriginID, e.Provider, e.Model, e.PromptVersion, e.CreatedAt, e.UpdatedAt)
+		}
+		br := tx.SendBatch(ctx, b)
+		defer br.Close()
+		for _, e := range edges {
+			var id uuid.UUID
+			err := br.QueryRow().Scan(&id)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				if !skipExisting {
+					return fmt.Errorf("edge %s (%s -[%s]-> %s) already exists in workspace %q: %w",
+						e.ID, e.SourceID, e.Relation, e.TargetID, ws, postgram.ErrConflict)
+				}
+			case err != nil:
+				return fmt.Errorf("edge %s: %w", e.ID, err)
+			default:
+				inserted++
+			}
+		}
+		return br.Close()
+	})
+	if err != nil {
+		if errors.Is(err, postgram.ErrConflict) {
+			return 0, fmt.Errorf("postgres: import edges: %w", err)
+		}
+		return 0, fmt.Errorf("postgres: import edges: %w", mapErr(err))
+	}
+	return inserted, nil
+}
