@@ -1,12 +1,14 @@
 package postgram
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -495,8 +497,9 @@ func (c *Client) LinkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborO
 
 func (c *core) linkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOptions) (*NeighborResult, error) {
 	res := &NeighborResult{EntityID: id, Neighbors: []NeighborLink{}}
-	if c.modelID == 0 {
-		return nil, fmt.Errorf("link neighbors: %w", errNoEmbedder)
+	modelID, err := c.storedModel(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("link neighbors: %w", err)
 	}
 	e, err := c.store.GetEntity(ctx, c.ws, id)
 	if err != nil {
@@ -511,7 +514,7 @@ func (c *core) linkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOpt
 	if res.Skipped != "" {
 		return res, nil
 	}
-	vecs, err := c.graph().ChunkVectors(ctx, c.ws, id, c.modelID)
+	vecs, err := c.graph().ChunkVectors(ctx, c.ws, id, modelID)
 	if err != nil {
 		return nil, fmt.Errorf("link neighbors: %w", err)
 	}
@@ -530,7 +533,7 @@ func (c *core) linkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOpt
 	best := map[uuid.UUID]float64{}
 	limit := max(50, opts.MaxNeighbors*5)
 	for _, v := range vecs {
-		r, err := c.store.VectorSearch(ctx, c.ws, VectorQuery{ModelID: c.modelID, Vector: v, Limit: limit, Strategy: StrategyAuto})
+		r, err := c.store.VectorSearch(ctx, c.ws, VectorQuery{ModelID: modelID, Vector: v, Limit: limit, Strategy: StrategyAuto})
 		if err != nil {
 			return nil, fmt.Errorf("link neighbors: %w", err)
 		}
@@ -598,7 +601,14 @@ func (c *core) linkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOpt
 	for i, n := range res.Neighbors {
 		origin := id
 		sim := math.Round(n.Similarity*10000) / 10000
-		edges[i] = Edge{ID: newID(), SourceID: id, TargetID: n.EntityID, Relation: RelationRelatedTo,
+		// related_to is symmetric: the edge points from the smaller id to
+		// the larger, so two passes (even concurrent ones) over the same
+		// pair meet on one edge instead of making two.
+		src, dst := id, n.EntityID
+		if bytes.Compare(dst[:], src[:]) < 0 {
+			src, dst = dst, src
+		}
+		edges[i] = Edge{ID: newID(), SourceID: src, TargetID: dst, Relation: RelationRelatedTo,
 			Confidence: min(max(sim, 0), 1), Source: EdgeSourceNeighbor, Metadata: map[string]any{"similarity": sim},
 			OriginID: &origin, CreatedAt: now, UpdatedAt: now}
 	}
@@ -608,4 +618,225 @@ func (c *core) linkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOpt
 	}
 	res.Written, res.Removed = len(edges), removed
 	return res, nil
+}
+
+// storedModel is the embedding model whose stored vectors graph passes
+// compare: the client's, or the store's active one when the client has no
+// embedder (pgm-admin), since comparing stored vectors calls no provider.
+func (c *core) storedModel(ctx context.Context) (int64, error) {
+	if c.modelID != 0 {
+		return c.modelID, nil
+	}
+	id, _, ok, err := c.store.ActiveModel(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("the store has no embeddings yet (no active embedding model): %w", ErrUnavailable)
+	}
+	return id, nil
+}
+
+// NeighborScope selects the entities LinkNeighborsBatch processes.
+type NeighborScope struct {
+	// IDs, when non-empty, are the entities; otherwise every embedded,
+	// non-archived entity (of Types, when given), oldest first.
+	IDs   []uuid.UUID
+	Types []EntityType
+	// Limit caps how many entities are processed (0: all).
+	Limit int
+	// Concurrency is how many entities are processed at once. Default 4.
+	Concurrency int
+}
+
+// NeighborStats sums a LinkNeighborsBatch run.
+type NeighborStats struct {
+	Entities int `json:"entities"`
+	Linked   int `json:"linked"` // entities that got at least one neighbour
+	Edges    int `json:"edges"`  // edges written (or, in a dry run, that would be)
+	Skipped  int `json:"skipped"`
+}
+
+// LinkNeighborsBatch runs LinkNeighbors over a scope, calling report (from
+// one goroutine at a time) with each entity's result. Admin only.
+func (c *Client) LinkNeighborsBatch(ctx context.Context, scope NeighborScope, opts NeighborOptions, report func(*NeighborResult)) (NeighborStats, error) {
+	var st NeighborStats
+	if c.principal != nil {
+		return st, fmt.Errorf("link-neighbors is an admin operation: %w", ErrForbidden)
+	}
+	if err := opts.defaults(); err != nil {
+		return st, err
+	}
+	if scope.Limit < 0 {
+		return st, invalid("limit", "must not be negative")
+	}
+	if scope.Concurrency <= 0 {
+		scope.Concurrency = 4
+	}
+	ids := scope.IDs
+	if len(ids) == 0 {
+		var err error
+		if ids, err = c.embeddedEntities(ctx, scope.Types); err != nil {
+			return st, fmt.Errorf("link neighbors: %w", err)
+		}
+	}
+	if scope.Limit > 0 && len(ids) > scope.Limit {
+		ids = ids[:scope.Limit]
+	}
+	if _, err := c.storedModel(ctx); err != nil {
+		return st, fmt.Errorf("link neighbors: %w", err)
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	next := make(chan uuid.UUID)
+	for w := 0; w < scope.Concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range next {
+				res, err := c.linkNeighbors(ctx, id, opts)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = err
+					}
+				} else {
+					st.Entities++
+					switch {
+					case res.Skipped != "":
+						st.Skipped++
+					case len(res.Neighbors) > 0:
+						st.Linked++
+						st.Edges += len(res.Neighbors)
+					}
+					if report != nil {
+						report(res)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for _, id := range ids {
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		select {
+		case next <- id:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	return st, firstErr
+}
+
+// embeddedEntities lists the ids of the workspace's embedded, non-archived
+// entities (of types, when given), oldest first.
+func (c *core) embeddedEntities(ctx context.Context, types []EntityType) ([]uuid.UUID, error) {
+	type row struct {
+		id uuid.UUID
+		at time.Time
+	}
+	var rows []row
+	f := EntityFilter{Types: types}
+	for offset := 0; ; offset += MaxListLimit {
+		page, _, err := c.store.ListEntities(ctx, c.ws, f, MaxListLimit, offset)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range page {
+			if e.EnrichmentStatus == StageCompleted && e.MemoryRole() != RoleSessionContext {
+				rows = append(rows, row{e.ID, e.CreatedAt})
+			}
+		}
+		if len(page) < MaxListLimit {
+			break
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if !rows[i].at.Equal(rows[j].at) {
+			return rows[i].at.Before(rows[j].at)
+		}
+		return rows[i].id.String() < rows[j].id.String()
+	})
+	out := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		out[i] = r.id
+	}
+	return out, nil
+}
+
+// PruneOptions selects the edges PruneEdges deletes.
+type PruneOptions struct {
+	// Below deletes edges whose confidence is below it (0 < Below <= 1).
+	Below float64
+	// Sources restricts the edge sources; empty means llm-extraction only
+	// (user-made edges are kept unless named explicitly).
+	Sources []string
+	// AnySource includes every source, manual edges too.
+	AnySource bool
+	// Relation, when set, restricts the relation.
+	Relation string
+	// DryRun lists the edges without deleting them.
+	DryRun bool
+}
+
+// PruneEdges deletes low-confidence edges (by default only LLM-extracted
+// ones) and returns them. Admin only.
+func (c *Client) PruneEdges(ctx context.Context, opts PruneOptions) ([]Edge, error) {
+	if c.principal != nil {
+		return nil, fmt.Errorf("prune-edges is an admin operation: %w", ErrForbidden)
+	}
+	if math.IsNaN(opts.Below) || opts.Below <= 0 || opts.Below > 1 {
+		return nil, invalid("below", "must be greater than 0 and at most 1")
+	}
+	q := EdgeQuery{Below: opts.Below, Sources: opts.Sources}
+	if !opts.AnySource && len(q.Sources) == 0 {
+		q.Sources = []string{EdgeSourceLLM}
+	}
+	if opts.AnySource {
+		q.Sources = nil
+	}
+	if strings.TrimSpace(opts.Relation) != "" {
+		r, err := NormalizeRelation("relation", opts.Relation)
+		if err != nil {
+			return nil, err
+		}
+		q.Relations = []string{r}
+	}
+	es, err := c.graph().FindEdges(ctx, c.ws, q)
+	if err != nil {
+		return nil, fmt.Errorf("prune edges: %w", err)
+	}
+	if es == nil {
+		es = []Edge{}
+	}
+	if opts.DryRun || len(es) == 0 {
+		return es, nil
+	}
+	const batch = 1000
+	for start := 0; start < len(es); start += batch {
+		part := es[start:min(start+batch, len(es))]
+		ids := make([]uuid.UUID, len(part))
+		for i, e := range part {
+			ids[i] = e.ID
+		}
+		audit := c.auditEntry("edge.prune", "", map[string]any{"below": opts.Below, "sources": q.Sources, "edges": len(ids)})
+		if _, err := c.graph().DeleteEdges(ctx, c.ws, ids, audit); err != nil {
+			return nil, fmt.Errorf("prune edges: %w", err)
+		}
+	}
+	return es, nil
 }

@@ -75,6 +75,7 @@ Exit codes: 0 success, 1 failure, 2 usage or validation error,
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print JSON")
 	root.AddCommand(a.keyCmd(), a.auditCmd(), a.statsCmd(), a.sqlCmd(), a.migrateCmd())
 	root.AddCommand(a.exportCmd(), a.importCmd())
+	root.AddCommand(a.linkNeighborsCmd(), a.pruneEdgesCmd()) // graph.go
 	defer a.close()
 	err := root.ExecuteContext(ctx)
 	if err == nil {

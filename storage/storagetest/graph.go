@@ -506,7 +506,7 @@ func testGraphNeighbors(t *testing.T, open Opener) {
 		}
 	}
 	es, _ := e.c.Edges(e.ctx, a.ID, postgram.EdgesOptions{Relation: postgram.RelationRelatedTo})
-	if len(es) != 1 || es[0].TargetID != b.ID || es[0].Source != postgram.EdgeSourceNeighbor ||
+	if len(es) != 1 || !sameUUIDs([]uuid.UUID{es[0].SourceID, es[0].TargetID}, []uuid.UUID{a.ID, b.ID}) || es[0].Source != postgram.EdgeSourceNeighbor ||
 		es[0].OriginID == nil || *es[0].OriginID != a.ID || es[0].Metadata["similarity"] == nil {
 		t.Fatalf("neighbour edges = %+v", es)
 	}
