@@ -76,6 +76,7 @@ Exit codes: 0 success, 1 failure, 2 usage or validation error,
 	root.AddCommand(a.keyCmd(), a.auditCmd(), a.statsCmd(), a.sqlCmd(), a.migrateCmd())
 	root.AddCommand(a.exportCmd(), a.importCmd())
 	root.AddCommand(a.linkNeighborsCmd(), a.pruneEdgesCmd()) // graph.go
+	root.AddCommand(a.memoryCmd())                           // memory.go
 	defer a.close()
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -98,3 +98,34 @@ func TestTaskCommands(t *testing.T) {
 		t.Fatalf("bad due: exit %d, stderr %s", r.code, r.stderr)
 	}
 }
+
+func TestMemoryCommands(t *testing.T) {
+	t.Parallel()
+	s := newRealServer(t)
+	r := s.pgm(t, "--json", "memory", "session-context", "halfway through the importer refactor", "--topic", "importer", "--session-id", "s42", "--tags", "wip")
+	wantOK(t, r)
+	id := jsonMap(t, r.stdout)["id"].(string)
+	r = s.pgm(t, "--json", "list", "--memory-role", "session_context")
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, id) {
+		t.Fatalf("list --memory-role session_context: %s", r.stdout)
+	}
+	r = s.pgm(t, "memory", "groom", "--older-than", "0d")
+	if r.code != 2 || !strings.Contains(r.stderr, "--yes") {
+		t.Fatalf("groom without --yes: exit %d %s", r.code, r.stderr)
+	}
+	r = s.pgm(t, "memory", "groom", "--dry-run", "--older-than", "0d", "--topic", "importer", "--tag", "wip")
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, "Would archive 1 of 1") {
+		t.Fatalf("groom --dry-run: %s", r.stdout)
+	}
+	r = s.pgm(t, "memory", "groom", "--older-than", "7x", "--dry-run")
+	if r.code != 2 || !strings.Contains(r.stderr, "older_than") {
+		t.Fatalf("groom --older-than 7x: exit %d %s", r.code, r.stderr)
+	}
+	r = s.pgm(t, "memory", "groom", "--older-than", "0d", "--yes")
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, "Archived 1 of 1") {
+		t.Fatalf("groom --yes: %s", r.stdout)
+	}
+}

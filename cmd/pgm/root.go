@@ -109,7 +109,8 @@ func (a *app) rootCmd() *cobra.Command {
 		a.updateCmd(),
 		a.deleteCmd(),
 		a.queueCmd(),
-		a.taskCmd(), // task.go
+		a.taskCmd(),   // task.go
+		a.memoryCmd(), // memory.go
 		a.linkCmd(), a.unlinkCmd(), a.expandCmd(),
 	)
 	return root

@@ -14,7 +14,6 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/tsrank"
 )
 
 // sqlArgs accumulates positional arguments.
@@ -419,23 +418,33 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	args := sqlArgs{ws}
 	where := filterSQL(q.Filter, (*[]any)(&args))
 	// Only referenced terms become parameters: PostgreSQL cannot type an
-	// unused one. Ranks and term masks are computed in Go (see cols), so
-	// the terms serve only to find chunks.
-	var match string
-	switch {
-	case len(q.Only) > 0 && q.Mode == postgram.ProbeAny:
-		// Scoring a pool: its chunks came from probes of these terms, so
-		// the primary key finds them without the text index.
-		match = "TRUE"
-	case q.Mode == postgram.ProbeAll:
-		match = "c.tsv @@ " + joinQueries(termQueries(q.Terms, &args), "&&")
-	case q.Mode == postgram.ProbeAny:
-		match = "c.tsv @@ " + joinQueries(termQueries(q.Terms, &args), "||")
-	case q.Mode == postgram.ProbeTerm:
+	// unused one.
+	var qs []string
+	if q.Mode == postgram.ProbeTerm {
 		if q.Term < 0 || q.Term >= len(q.Terms) {
 			return "", nil, fmt.Errorf("postgres: keyword probe: term %d out of range", q.Term)
 		}
-		match = "c.tsv @@ (SELECT " + termQueries(q.Terms[q.Term:q.Term+1], &args)[0] + ")"
+		if q.Bare {
+			qs = termQueries(q.Terms[q.Term:q.Term+1], &args)
+		} else {
+			qs = termQueries(q.Terms, &args)
+		}
+	} else {
+		qs = termQueries(q.Terms, &args)
+	}
+	orq := joinQueries(qs, "||")
+	var match string
+	switch q.Mode {
+	case postgram.ProbeAll:
+		match = "c.tsv @@ " + joinQueries(qs, "&&")
+	case postgram.ProbeAny:
+		match = "c.tsv @@ " + orq
+	case postgram.ProbeTerm:
+		t := q.Term
+		if q.Bare {
+			t = 0
+		}
+		match = "c.tsv @@ (SELECT " + qs[t] + ")"
 	default:
 		return "", nil, fmt.Errorf("postgres: keyword probe: unknown mode %d", q.Mode)
 	}
@@ -457,11 +466,13 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	}
 	if len(q.Only) > 0 {
 		excl += " AND c.id = ANY(" + args.add(q.Only) + "::uuid[])"
+		if q.Mode == postgram.ProbeAny {
+			// Scoring a pool: its chunks came from probes of these terms,
+			// so the primary key finds them without the text index.
+			match = "TRUE"
+		}
 	}
-	// The chunk's tsvector comes back as text: its rank (ts_rank_cd) and
-	// term mask are computed in Go by tsrank, which costs PostgreSQL nothing
-	// and ranks exactly as ts_rank_cd does (see TestRankMatchesPostgreSQL).
-	cols := fmt.Sprintf("c.id, c.entity_id, c.content, e.updated_at, c.tsv::text, %s", sim)
+	cols := fmt.Sprintf("c.id, c.entity_id, c.content, e.updated_at, ts_rank_cd(c.tsv, %s), %s, %s", orq, lexemesSQL("c.tsv", len(q.Terms)), sim)
 	if q.Bare {
 		cols = "c.id, c.entity_id"
 	}
@@ -478,13 +489,11 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	if err != nil {
 		return nil, err
 	}
-	var tq *tsrank.Query
+	var termLex [][]string
 	if !q.Bare {
-		termLex, err := s.termLexemes(ctx, q.Terms)
-		if err != nil {
+		if termLex, err = s.termLexemes(ctx, q.Terms); err != nil {
 			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
 		}
-		tq = tsrank.Compile(termLex)
 	}
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
@@ -492,7 +501,7 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	}
 	defer rows.Close()
 	var hits []postgram.KeywordHit
-	var doc tsrank.Doc
+	var lex []string
 	for rows.Next() {
 		var h postgram.KeywordHit
 		if q.Bare {
@@ -502,16 +511,14 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 			hits = append(hits, h)
 			continue
 		}
+		var rank float32
 		var updated time.Time
-		var tsv string
-		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &updated, &tsv, &h.Similarity); err != nil {
+		lex = lex[:0]
+		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &updated, &rank, &lex, &h.Similarity); err != nil {
 			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
 		}
-		if err := scanTSVector(tsv, tq, &doc); err != nil {
-			return nil, fmt.Errorf("postgres: keyword probe: chunk %s: %w", h.ChunkID, err)
-		}
-		h.Rank = float64(tq.RankCD(&doc))
-		h.Matched = tq.Mask(&doc)
+		h.Rank = float64(rank)
+		h.Matched = termMask(lex, termLex)
 		h.UpdatedAt = updated.UTC()
 		hits = append(hits, h)
 	}

@@ -200,19 +200,21 @@ func TestToolsList(t *testing.T) {
 				byName[tool.Name] = tool
 			}
 			want := map[string][]string{
-				"store":         {"type", "content"},
-				"recall":        {"id"},
-				"search":        {"query"},
-				"update":        {"id", "version"},
-				"delete":        {"id"},
-				"queue":         nil,
-				"task_create":   {"content"},
-				"task_list":     nil,
-				"task_update":   {"id", "version"},
-				"task_complete": {"id", "version"},
-				"link":          {"source_id", "target_id", "relation"},
-				"unlink":        {"id"},
-				"expand":        {"id"},
+				"store":                 {"type", "content"},
+				"recall":                {"id"},
+				"search":                {"query"},
+				"update":                {"id", "version"},
+				"delete":                {"id"},
+				"queue":                 nil,
+				"task_create":           {"content"},
+				"task_list":             nil,
+				"task_update":           {"id", "version"},
+				"task_complete":         {"id", "version"},
+				"store_session_context": {"content"},
+				"groom_session_context": nil,
+				"link":                  {"source_id", "target_id", "relation"},
+				"unlink":                {"id"},
+				"expand":                {"id"},
 			}
 			if len(byName) != len(want) {
 				t.Errorf("tools = %v, want %v", keys(toAny(byName)), want)

@@ -63,6 +63,7 @@ var areas = []func() []toolSpec{
 	queueTools,  // queue.go: queue
 	graphTools,  // graph.go: link, unlink, expand
 	taskTools,   // tasks.go: task_create, task_list, task_update, task_complete
+	memoryTools, // memory.go: store_session_context, groom_session_context
 }
 
 // instructions is sent to clients at initialization, for the agent's

@@ -105,7 +105,8 @@ func New(cfg Config) *Server {
 	s.entityRoutes()
 	s.searchRoutes()
 	s.queueRoutes()
-	s.taskRoutes() // tasks.go
+	s.taskRoutes()   // tasks.go
+	s.memoryRoutes() // memory.go
 	s.graphRoutes()
 	s.handler = Recover(s.log)(s.router)
 	return s

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // --- tasks ------------------------------------------------------------
@@ -79,6 +80,68 @@ func (c *Client) ListTasks(ctx context.Context, q TaskQuery) (*ListResponse, []b
 	}
 	var out ListResponse
 	raw, err := c.do(ctx, http.MethodGet, "/api/tasks", v, nil, &out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, raw, nil
+}
+
+// --- memory -----------------------------------------------------------
+
+// SessionContextRequest is the body of POST /api/memory/session-context.
+type SessionContextRequest struct {
+	Content    string   `json:"content"`
+	Visibility string   `json:"visibility,omitempty"`
+	SessionID  string   `json:"session_id,omitempty"`
+	AgentID    string   `json:"agent_id,omitempty"`
+	Topic      string   `json:"topic,omitempty"`
+	Tags       []string `json:"tags,omitempty"`
+	Promotable *bool    `json:"promotable,omitempty"`
+	GroomAfter string   `json:"groom_after,omitempty"`
+	ExpiresAt  string   `json:"expires_at,omitempty"`
+}
+
+// GroomRequest is the body of POST /api/memory/session-context/groom.
+type GroomRequest struct {
+	DryRun    bool     `json:"dry_run"`
+	Confirmed bool     `json:"confirmed,omitempty"`
+	OlderThan string   `json:"older_than,omitempty"`
+	Limit     int      `json:"limit,omitempty"`
+	Topic     string   `json:"topic,omitempty"`
+	SessionID string   `json:"session_id,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
+}
+
+// GroomItem is one groomed (or eligible) memory.
+type GroomItem struct {
+	ID        string    `json:"id"`
+	Topic     string    `json:"topic,omitempty"`
+	SessionID string    `json:"session_id,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Preview   string    `json:"preview"`
+	Action    string    `json:"action"`
+	Error     string    `json:"error,omitempty"`
+}
+
+// GroomResponse is the answer of the groom route.
+type GroomResponse struct {
+	Mode     string      `json:"mode"`
+	DryRun   bool        `json:"dry_run"`
+	Eligible int         `json:"eligible"`
+	Archived int         `json:"archived"`
+	Failed   int         `json:"failed"`
+	Items    []GroomItem `json:"items"`
+}
+
+// StoreSessionContext stores session context (POST /api/memory/session-context).
+func (c *Client) StoreSessionContext(ctx context.Context, in SessionContextRequest) (*Entity, []byte, error) {
+	return c.entity(ctx, http.MethodPost, "/api/memory/session-context", in)
+}
+
+// GroomSessionContext grooms the caller's session context.
+func (c *Client) GroomSessionContext(ctx context.Context, in GroomRequest) (*GroomResponse, []byte, error) {
+	var out GroomResponse
+	raw, err := c.do(ctx, http.MethodPost, "/api/memory/session-context/groom", nil, in, &out)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/config"
+)
+
+// keepGroomer promotes every session context it sees and reviews every
+// durable memory as archive.
+type keepGroomer struct{}
+
+func (keepGroomer) PromoteSessionContext(_ context.Context, c postgram.SessionCandidate) (postgram.PromotionDecision, error) {
+	return postgram.PromotionDecision{Promote: true, Content: "Durable: " + c.Content, Reason: "useful"}, nil
+}
+
+func (keepGroomer) ReviewDurable(context.Context, postgram.DurableCandidate) (postgram.DurableReview, error) {
+	return postgram.DurableReview{Outcome: postgram.OutcomeArchive, Reason: "stale"}, nil
+}
+
+func (keepGroomer) RewriteDurable(context.Context, postgram.DurableCandidate, string) (string, error) {
+	return "", nil
+}
+
+func TestMemoryAdmin(t *testing.T) {
+	groomer = func(*app) postgram.Groomer { return keepGroomer{} }
+	t.Cleanup(func() { groomer = func(*app) postgram.Groomer { return nil } })
+	vars := map[string]string{"POSTGRAM_DATA_DIR": t.TempDir(), "LOG_LEVEL": "error"}
+	mustAdmin(t, vars, "", "migrate")
+	ctx := context.Background()
+	env, err := config.Parse(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := env.OpenStore(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := postgram.New(ctx, env.ClientConfig(st, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, client := range []string{"a", "b"} {
+		v := c.As(postgram.Principal{ClientID: client, Scopes: postgram.AllScopes})
+		if _, err := v.StoreSessionContext(ctx, postgram.SessionContextInput{Content: client + " decided X", Topic: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	_, errs, code := admin(t, vars, "", "memory", "groom", "--all-clients", "--older-than", "0d")
+	if code != 2 || !strings.Contains(errs, "--yes") {
+		t.Fatalf("groom without --yes: %d %s", code, errs)
+	}
+	_, errs, code = admin(t, vars, "", "memory", "groom", "--older-than", "0d", "--dry-run")
+	if code != 2 || !strings.Contains(errs, "--all-clients") {
+		t.Fatalf("groom without a scope: %d %s", code, errs)
+	}
+	_, errs, code = admin(t, vars, "", "memory", "groom", "--all-clients", "--older-than", "7x", "--dry-run")
+	if code != 2 || !strings.Contains(errs, "older_than") {
+		t.Fatalf("groom 7x: %d %s", code, errs)
+	}
+	out := mustAdmin(t, vars, "", "--json", "memory", "groom", "--all-clients", "--older-than", "0d", "--dry-run")
+	var res postgram.GroomResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Eligible != 2 || len(res.Scopes) != 2 || res.Archived != 0 {
+		t.Fatalf("dry run: %v %s", err, out)
+	}
+	out = mustAdmin(t, vars, "", "memory", "groom", "--client-id", "a", "--older-than", "0d", "--mode", "promote", "--yes")
+	if !strings.Contains(out, "1 eligible, 1 archived, 1 promoted") {
+		t.Fatalf("promote a: %s", out)
+	}
+	out = mustAdmin(t, vars, "", "--json", "memory", "groom", "--all-clients", "--older-than", "0d", "--mode", "archive", "--yes")
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Eligible != 1 || res.Archived != 1 || res.Items[0].ClientID != "b" {
+		t.Fatalf("archive all: %v %s", err, out)
+	}
+	// Durable grooming: the promoted memory (durable, fresh) is reviewed with 0d.
+	out = mustAdmin(t, vars, "", "memory", "groom-durable", "--older-than", "0d", "--dry-run")
+	if !strings.Contains(out, "1 eligible, 0 archived") {
+		t.Fatalf("groom-durable dry run: %s", out)
+	}
+	out = mustAdmin(t, vars, "", "memory", "groom-durable", "--older-than", "0d", "--yes")
+	if !strings.Contains(out, "1 marked") {
+		t.Fatalf("groom-durable mark: %s", out)
+	}
+	out = mustAdmin(t, vars, "", "memory", "apply-durable-grooming", "--dry-run")
+	if !strings.Contains(out, "1 eligible, 0 archived") {
+		t.Fatalf("apply dry run: %s", out)
+	}
+	out = mustAdmin(t, vars, "", "memory", "apply-durable-grooming", "--yes")
+	if !strings.Contains(out, "1 eligible, 1 archived") {
+		t.Fatalf("apply: %s", out)
+	}
+}
