@@ -208,6 +208,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := checkHeader(path); err != nil {
 		return nil, err
 	}
+	// A new database file is readable by its owner only (SQLite gives the
+	// WAL and shared-memory files the same mode): it holds notes and key
+	// hashes.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("sqlite: cannot create the database file %s: %w", path, err)
+	}
 	registerDriver()
 	s := &Store{cfg: cfg, path: path, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}}
 	// Vet an existing database through a read-only connection before the
