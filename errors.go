@@ -29,6 +29,10 @@ var (
 	ErrUnavailable = errors.New("unavailable")
 	// ErrEmbeddingFailed: the embedding provider answered with an error.
 	ErrEmbeddingFailed = errors.New("embedding failed")
+	// ErrLLMFailed: the LLM provider (extraction, edge validation,
+	// grooming) refused, or answered with something that is not the
+	// requested JSON (malformed, truncated, off-schema, a refusal).
+	ErrLLMFailed = errors.New("llm failed")
 	// ErrRateLimited: too many requests.
 	ErrRateLimited = errors.New("rate limited")
 	// ErrModelMismatch: the store's active embedding model differs from the

@@ -326,8 +326,15 @@ func (c *Client) prepareSearch(req SearchRequest) (searchPlan, error) {
 // per-term probes fill the pool after the conjunction hits, rarest and
 // compound terms first.
 func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string, vec []float32) ([]KeywordHit, string, error) {
-	// Membership probes are bare (ids only); the chosen pool is scored in
-	// one final probe restricted to it.
+	// Probes return scored hits (rank, term mask, similarity when the store
+	// computes it eagerly), so a pool found by the conjunction, the OR
+	// probe or rarity-ordered term probes is ready as found. Only the
+	// fallback without statistics probes every term bare (ids only) and
+	// then scores the pool it chose in one probe restricted to it.
+	full := func(q KeywordQuery) ([]KeywordHit, error) {
+		q.Filter, q.Terms, q.Vector, q.ModelID = f, terms, vec, c.modelID
+		return c.store.KeywordProbe(ctx, c.ws, q)
+	}
 	probe := func(mode ProbeMode, term, limit int) ([]KeywordHit, error) {
 		return c.store.KeywordProbe(ctx, c.ws, KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term,
 			Limit: limit, Bare: true})
@@ -340,23 +347,38 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		for i, h := range pool {
 			ids[i] = h.ChunkID
 		}
-		hits, err := c.store.KeywordProbe(ctx, c.ws, KeywordQuery{Filter: f, Terms: terms, Mode: ProbeAny,
-			Limit: len(ids), Only: ids, Vector: vec, ModelID: c.modelID})
+		hits, err := full(KeywordQuery{Mode: ProbeAny, Limit: len(ids), Only: ids})
 		return hits, how, err
 	}
-	all, err := probe(ProbeAll, 0, KeywordPoolSize)
+	if len(terms) == 1 {
+		all, err := full(KeywordQuery{Mode: ProbeAll, Limit: KeywordPoolSize})
+		return all, "and", err
+	}
+	// The conjunction rarely fills the pool, so the capped OR probe runs
+	// beside it rather than after it: one round trip of latency, not two.
+	var (
+		union    []KeywordHit
+		unionErr error
+		wg       sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		union, unionErr = full(KeywordQuery{Mode: ProbeAny, Limit: KeywordPoolSize + 1})
+	}()
+	all, err := full(KeywordQuery{Mode: ProbeAll, Limit: KeywordPoolSize})
+	wg.Wait()
 	if err != nil {
 		return nil, "", err
 	}
-	if len(all) >= KeywordPoolSize || len(terms) == 1 {
-		return score(all, "and")
+	if len(all) >= KeywordPoolSize {
+		return all, "and", nil
 	}
-	union, err := probe(ProbeAny, 0, KeywordPoolSize+1)
-	if err != nil {
-		return nil, "", err
+	if unionErr != nil {
+		return nil, "", unionErr
 	}
 	if len(union) <= KeywordPoolSize {
-		return score(union, "or")
+		return union, "or", nil
 	}
 	// Per-term fallback: the conjunction hits first, then terms in order
 	// of preference (compound terms, then rarer ones), until the pool is
@@ -418,18 +440,16 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 			for _, h := range pool {
 				exclude = append(exclude, h.ChunkID)
 			}
-			hits, err := c.store.KeywordProbe(ctx, c.ws, KeywordQuery{Filter: f, Terms: terms, Mode: ProbeTerm, Term: t.i,
-				Limit: KeywordPoolSize - len(pool), Bare: true, Exclude: exclude})
+			hits, err := full(KeywordQuery{Mode: ProbeTerm, Term: t.i, Limit: KeywordPoolSize - len(pool), Exclude: exclude})
 			if err != nil {
 				return nil, "", err
 			}
 			add(hits)
 		}
-		return score(pool, "per_term")
+		return pool, "per_term", nil
 	}
 	// Exact rarity: probe every term (capped), then fill.
 	per := make([][]KeywordHit, len(terms))
-	var wg sync.WaitGroup
 	errs := make([]error, len(terms))
 	sem := make(chan struct{}, 4)
 	for i := range terms {

@@ -14,6 +14,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/tsrank"
 )
 
 // sqlArgs accumulates positional arguments.
@@ -418,33 +419,23 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	args := sqlArgs{ws}
 	where := filterSQL(q.Filter, (*[]any)(&args))
 	// Only referenced terms become parameters: PostgreSQL cannot type an
-	// unused one.
-	var qs []string
-	if q.Mode == postgram.ProbeTerm {
+	// unused one. Ranks and term masks are computed in Go (see cols), so
+	// the terms serve only to find chunks.
+	var match string
+	switch {
+	case len(q.Only) > 0 && q.Mode == postgram.ProbeAny:
+		// Scoring a pool: its chunks came from probes of these terms, so
+		// the primary key finds them without the text index.
+		match = "TRUE"
+	case q.Mode == postgram.ProbeAll:
+		match = "c.tsv @@ " + joinQueries(termQueries(q.Terms, &args), "&&")
+	case q.Mode == postgram.ProbeAny:
+		match = "c.tsv @@ " + joinQueries(termQueries(q.Terms, &args), "||")
+	case q.Mode == postgram.ProbeTerm:
 		if q.Term < 0 || q.Term >= len(q.Terms) {
 			return "", nil, fmt.Errorf("postgres: keyword probe: term %d out of range", q.Term)
 		}
-		if q.Bare {
-			qs = termQueries(q.Terms[q.Term:q.Term+1], &args)
-		} else {
-			qs = termQueries(q.Terms, &args)
-		}
-	} else {
-		qs = termQueries(q.Terms, &args)
-	}
-	orq := joinQueries(qs, "||")
-	var match string
-	switch q.Mode {
-	case postgram.ProbeAll:
-		match = "c.tsv @@ " + joinQueries(qs, "&&")
-	case postgram.ProbeAny:
-		match = "c.tsv @@ " + orq
-	case postgram.ProbeTerm:
-		t := q.Term
-		if q.Bare {
-			t = 0
-		}
-		match = "c.tsv @@ (SELECT " + qs[t] + ")"
+		match = "c.tsv @@ (SELECT " + termQueries(q.Terms[q.Term:q.Term+1], &args)[0] + ")"
 	default:
 		return "", nil, fmt.Errorf("postgres: keyword probe: unknown mode %d", q.Mode)
 	}
@@ -466,13 +457,11 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	}
 	if len(q.Only) > 0 {
 		excl += " AND c.id = ANY(" + args.add(q.Only) + "::uuid[])"
-		if q.Mode == postgram.ProbeAny {
-			// Scoring a pool: its chunks came from probes of these terms,
-			// so the primary key finds them without the text index.
-			match = "TRUE"
-		}
 	}
-	cols := fmt.Sprintf("c.id, c.entity_id, c.content, e.updated_at, ts_rank_cd(c.tsv, %s), %s, %s", orq, lexemesSQL("c.tsv", len(q.Terms)), sim)
+	// The chunk's tsvector comes back (binary): its rank (ts_rank_cd) and
+	// term mask are computed in Go by tsrank, which costs PostgreSQL nothing
+	// and ranks exactly as ts_rank_cd does (see TestRankMatchesPostgreSQL).
+	cols := fmt.Sprintf("c.id, c.entity_id, c.content, e.updated_at, c.tsv, %s", sim)
 	if q.Bare {
 		cols = "c.id, c.entity_id"
 	}
@@ -489,19 +478,27 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	if err != nil {
 		return nil, err
 	}
-	var termLex [][]string
+	var tq *tsrank.Query
 	if !q.Bare {
-		if termLex, err = s.termLexemes(ctx, q.Terms); err != nil {
+		termLex, err := s.termLexemes(ctx, q.Terms)
+		if err != nil {
 			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
 		}
+		tq = tsrank.Compile(termLex)
 	}
-	rows, err := s.pool.Query(ctx, sql, args...)
+	qargs := []any(args)
+	if !q.Bare {
+		// Every column in binary, the tsvector included (pgx knows no
+		// tsvector type, so it would otherwise ask for text).
+		qargs = append([]any{pgx.QueryResultFormats{1, 1, 1, 1, 1, 1}}, qargs...)
+	}
+	rows, err := s.pool.Query(ctx, sql, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: keyword probe: %w", mapErr(err))
 	}
 	defer rows.Close()
 	var hits []postgram.KeywordHit
-	var lex []string
+	var doc tsrank.Doc
 	for rows.Next() {
 		var h postgram.KeywordHit
 		if q.Bare {
@@ -511,14 +508,16 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 			hits = append(hits, h)
 			continue
 		}
-		var rank float32
 		var updated time.Time
-		lex = lex[:0]
-		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &updated, &rank, &lex, &h.Similarity); err != nil {
+		// pgx has no tsvector type: the column is read raw (nil skips it).
+		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &updated, nil, &h.Similarity); err != nil {
 			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
 		}
-		h.Rank = float64(rank)
-		h.Matched = termMask(lex, termLex)
+		if err := scanTSVectorBinary(rows.RawValues()[4], tq, &doc); err != nil {
+			return nil, fmt.Errorf("postgres: keyword probe: chunk %s: %w", h.ChunkID, err)
+		}
+		h.Rank = float64(tq.RankCD(&doc))
+		h.Matched = tq.Mask(&doc)
 		h.UpdatedAt = updated.UTC()
 		hits = append(hits, h)
 	}

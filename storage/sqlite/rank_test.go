@@ -197,7 +197,7 @@ func TestRankGolden(t *testing.T) {
 			anyMatch := mask != 0
 			allMatch := terms.match("w", "AND", all) != "" // an all-empty query matches nothing
 			for i := range qterms {
-				if len(terms.of[i]) > 0 && mask&(1<<i) == 0 {
+				if len(terms.Of[i]) > 0 && mask&(1<<i) == 0 {
 					allMatch = false
 				}
 			}

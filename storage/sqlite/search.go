@@ -167,7 +167,7 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	case postgram.ProbeAll:
 		match = terms.match(ws, "AND", all)
 		var need uint32
-		for i, ls := range terms.of {
+		for i, ls := range terms.Of {
 			if len(ls) > 0 {
 				need |= 1 << i
 			}

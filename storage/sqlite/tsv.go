@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/postgram-go/postgram/internal/query"
+	"github.com/postgram-go/postgram/internal/tsrank"
 )
 
 // chunkVector returns to_tsvector('simple', content): the lexemes of the
@@ -123,47 +123,28 @@ func lexToken(wsHex, lex string) string {
 	return wsHex + "x" + hex.EncodeToString([]byte(lex))
 }
 
-// terms is a compiled keyword query: each term's lexemes (PostgreSQL's
-// plainto_tsquery('simple', term), whose lexemes are ANDed) as indexes into
-// the distinct lexemes of all terms.
-type terms struct {
-	lexemes []string       // distinct, byte order (the tsvector's order)
-	index   map[string]int // lexeme → position in lexemes
-	of      [][]int        // per term: its lexemes; empty when it has none
-}
+// terms is a compiled keyword query (see tsrank.Query): each term's
+// lexemes are PostgreSQL's plainto_tsquery('simple', term), ANDed.
+type terms struct{ *tsrank.Query }
 
 func compileTerms(ts []string) *terms {
-	q := &terms{index: map[string]int{}, of: make([][]int, len(ts))}
-	for _, t := range ts {
-		for _, l := range query.Lexemes(t) {
-			if _, ok := q.index[l]; !ok {
-				q.index[l] = -1
-				q.lexemes = append(q.lexemes, l)
-			}
-		}
-	}
-	slices.Sort(q.lexemes)
-	for i, l := range q.lexemes {
-		q.index[l] = i
-	}
+	ls := make([][]string, len(ts))
 	for i, t := range ts {
-		for _, l := range query.Lexemes(t) {
-			q.of[i] = append(q.of[i], q.index[l])
-		}
+		ls[i] = query.Lexemes(t)
 	}
-	return q
+	return &terms{tsrank.Compile(ls)}
 }
 
 // termMatch renders term i, in the workspace named wsHex in hex, as an
 // FTS5 expression ("" when it has no lexeme, which on PostgreSQL is an
 // empty tsquery that matches nothing).
 func (q *terms) termMatch(wsHex string, i int) string {
-	if len(q.of[i]) == 0 {
+	if len(q.Of[i]) == 0 {
 		return ""
 	}
-	parts := make([]string, len(q.of[i]))
-	for j, l := range q.of[i] {
-		parts[j] = `"` + lexToken(wsHex, q.lexemes[l]) + `"`
+	parts := make([]string, len(q.Of[i]))
+	for j, l := range q.Of[i] {
+		parts[j] = `"` + lexToken(wsHex, q.Lexemes[l]) + `"`
 	}
 	return "(" + strings.Join(parts, " AND ") + ")"
 }
@@ -186,48 +167,21 @@ func (q *terms) match(ws string, op string, which []int) string {
 }
 
 // docTerms is what one chunk's tsvector holds of the query's lexemes.
-type docTerms struct {
-	present []bool     // per query lexeme
-	pos     [][]uint16 // per query lexeme, its positions
-}
+type docTerms = tsrank.Doc
 
 // scan decodes an encoded tsvector against the query's lexemes.
 func (q *terms) scan(tsv []byte, d *docTerms) error {
-	if cap(d.present) < len(q.lexemes) {
-		d.present = make([]bool, len(q.lexemes))
-		d.pos = make([][]uint16, len(q.lexemes))
-	}
-	d.present = d.present[:len(q.lexemes)]
-	d.pos = d.pos[:len(q.lexemes)]
-	for i := range d.present {
-		d.present[i] = false
-		d.pos[i] = d.pos[i][:0]
-	}
+	q.Reset(d)
 	return walkTSV(tsv, func(word []byte, npos int, pos []byte) {
-		if i, ok := q.index[string(word)]; ok {
-			d.present[i] = true
-			d.pos[i] = decodePositions(npos, pos, d.pos[i])
+		if i, ok := q.Lookup(string(word)); ok {
+			d.Present[i] = true
+			d.Pos[i] = decodePositions(npos, pos, d.Pos[i])
 		}
 	})
 }
 
 // mask returns the bitmask of the terms whose lexemes are all present.
-func (q *terms) mask(d *docTerms) uint32 {
-	var m uint32
-	for i, ls := range q.of {
-		if len(ls) == 0 {
-			continue
-		}
-		all := true
-		for _, l := range ls {
-			if !d.present[l] {
-				all = false
-				break
-			}
-		}
-		if all {
-			m |= 1 << i
-		}
-	}
-	return m
-}
+func (q *terms) mask(d *docTerms) uint32 { return q.Mask(d) }
+
+// rankCD is PostgreSQL's ts_rank_cd of the chunk (see tsrank.Query.RankCD).
+func (q *terms) rankCD(d *docTerms) float32 { return q.RankCD(d) }

@@ -58,10 +58,12 @@ func Run(t *testing.T, open Opener) {
 		{"KeyRevocationAcrossClients", testKeyRevocationAcrossClients},
 		{"Audit", testAudit},
 		{"Graph", testGraph},
-		{"Tasks", testTasks}, // tasks.go
+		{"Tasks", testTasks},                                     // tasks.go
 		{"SessionContextIsolation", testSessionContextIsolation}, // memory.go
 		{"GroomSessionContext", testGroomSessionContext},
 		{"DurableGrooming", testDurableGrooming},
+		{"MarkdownSync", testMarkdownSync}, // sync.go
+		{"SyncBadInput", testSyncBadInput},
 		{"Transfer", testTransfer},
 	}
 	for _, tt := range tests {

@@ -5,7 +5,7 @@
 //
 //   - HTTP 429                                   → postgram.ErrRateLimited
 //   - HTTP 5xx, 408, connection errors, timeouts → postgram.ErrUnavailable
-//   - other non-2xx statuses, malformed JSON      → postgram.ErrEmbeddingFailed
+//   - other non-2xx statuses, malformed JSON      → postgram.ErrEmbeddingFailed (or Client.Failure)
 //
 // Context cancellation is reported as postgram.ErrUnavailable that also wraps
 // the context's error, so errors.Is(err, context.Canceled) holds.
@@ -57,6 +57,19 @@ type Client struct {
 	Header http.Header
 	// Secret, if set, is replaced by "[REDACTED]" in every error message.
 	Secret string
+	// Failure is the sentinel wrapped by refusals (non-2xx statuses other
+	// than 429, 408 and 5xx), malformed JSON and oversized bodies. Nil
+	// means postgram.ErrEmbeddingFailed; LLM clients set
+	// postgram.ErrLLMFailed.
+	Failure error
+}
+
+// failure returns the sentinel for a provider refusal.
+func (c *Client) failure() error {
+	if c.Failure != nil {
+		return c.Failure
+	}
+	return postgram.ErrEmbeddingFailed
 }
 
 // PostJSON marshals in, POSTs it to url and, on a 2xx answer, unmarshals the
@@ -65,7 +78,7 @@ type Client struct {
 func (c *Client) PostJSON(ctx context.Context, url string, in, out any) error {
 	payload, err := json.Marshal(in)
 	if err != nil {
-		return c.Errorf(postgram.ErrEmbeddingFailed, "encoding request: %v", err)
+		return c.Errorf(c.failure(), "encoding request: %v", err)
 	}
 	if ctx.Err() != nil {
 		return c.canceled(ctx)
@@ -79,7 +92,7 @@ func (c *Client) PostJSON(ctx context.Context, url string, in, out any) error {
 
 	req, err := http.NewRequestWithContext(callCtx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
-		return c.Errorf(postgram.ErrEmbeddingFailed, "building request: %v", err)
+		return c.Errorf(c.failure(), "building request: %v", err)
 	}
 	for k, vs := range c.Header {
 		req.Header[k] = append([]string(nil), vs...)
@@ -109,13 +122,13 @@ func (c *Client) PostJSON(ctx context.Context, url string, in, out any) error {
 		return err
 	}
 	if tooLarge {
-		return c.Errorf(postgram.ErrEmbeddingFailed, "response body exceeds %d bytes", limit)
+		return c.Errorf(c.failure(), "response body exceeds %d bytes", limit)
 	}
 	if out == nil {
 		return nil
 	}
 	if err := json.Unmarshal(body, out); err != nil {
-		return c.Errorf(postgram.ErrEmbeddingFailed, "malformed response JSON: %v", err)
+		return c.Errorf(c.failure(), "malformed response JSON: %v", err)
 	}
 	return nil
 }
@@ -149,7 +162,7 @@ func (c *Client) StatusError(status int, header http.Header, body []byte, now ti
 	case status >= 500, status == http.StatusRequestTimeout:
 		return c.Errorf(postgram.ErrUnavailable, "%s", desc)
 	default:
-		return c.Errorf(postgram.ErrEmbeddingFailed, "%s", desc)
+		return c.Errorf(c.failure(), "%s", desc)
 	}
 }
 

@@ -1,9 +1,96 @@
-package sqlite
+// Package tsrank ranks and matches documents against a keyword query the
+// way PostgreSQL does: ts_rank_cd (a port of calc_rank_cd, PostgreSQL 15,
+// default weights, normalization 0) and the per-term match mask, for the
+// query the keyword branch uses — the OR of the terms, each the AND of its
+// lexemes (plainto_tsquery('simple', term)). Both backends use it: SQLite
+// over its stored positions, PostgreSQL over the tsvector it returns, so a
+// chunk ranks the same everywhere.
+package tsrank
 
 import (
 	"math"
 	"slices"
 )
+
+// Query is a compiled keyword query: each term's lexemes as indexes into
+// the distinct lexemes of all terms.
+type Query struct {
+	Lexemes []string // distinct, in byte order (a tsvector's order)
+	Of      [][]int  // per term: its lexemes; empty when it has none
+	index   map[string]int
+}
+
+// Compile builds a query from each term's lexemes.
+func Compile(termLexemes [][]string) *Query {
+	q := &Query{index: map[string]int{}, Of: make([][]int, len(termLexemes))}
+	for _, ls := range termLexemes {
+		for _, l := range ls {
+			if _, ok := q.index[l]; !ok {
+				q.index[l] = -1
+				q.Lexemes = append(q.Lexemes, l)
+			}
+		}
+	}
+	slices.Sort(q.Lexemes)
+	for i, l := range q.Lexemes {
+		q.index[l] = i
+	}
+	for i, ls := range termLexemes {
+		for _, l := range ls {
+			q.Of[i] = append(q.Of[i], q.index[l])
+		}
+	}
+	return q
+}
+
+// Lookup returns the index of a lexeme of the query.
+func (q *Query) Lookup(lexeme string) (int, bool) {
+	i, ok := q.index[lexeme]
+	return i, ok
+}
+
+// Doc is what one document's tsvector holds of a query's lexemes.
+type Doc struct {
+	Present []bool     // per query lexeme
+	Pos     [][]uint16 // per query lexeme, its positions in ascending order
+}
+
+// Reset empties d for a new document of q, reusing its memory.
+func (q *Query) Reset(d *Doc) {
+	n := len(q.Lexemes)
+	if cap(d.Present) < n {
+		d.Present = make([]bool, n)
+		d.Pos = make([][]uint16, n)
+	}
+	d.Present = d.Present[:n]
+	d.Pos = d.Pos[:n]
+	for i := range d.Present {
+		d.Present[i] = false
+		d.Pos[i] = d.Pos[i][:0]
+	}
+}
+
+// Mask returns the bitmask of the terms whose lexemes are all present (the
+// first 32 terms).
+func (q *Query) Mask(d *Doc) uint32 {
+	var m uint32
+	for i, ls := range q.Of {
+		if len(ls) == 0 || i >= 32 {
+			continue
+		}
+		all := true
+		for _, l := range ls {
+			if !d.Present[l] {
+				all = false
+				break
+			}
+		}
+		if all {
+			m |= 1 << i
+		}
+	}
+	return m
+}
 
 // invWeightD is 1/w for weight class D, the class of every position
 // to_tsvector records: PostgreSQL's default weight 0.1 is a float4 widened
@@ -17,31 +104,31 @@ type docEntry struct {
 	lex int32
 }
 
-// rankCD ports PostgreSQL's ts_rank_cd(tsv, query) (calc_rank_cd in
+// RankCD ports PostgreSQL's ts_rank_cd(tsv, query) (calc_rank_cd in
 // src/backend/utils/adt/tsrank.c, PostgreSQL 15) with the default weights
 // {0.1, 0.2, 0.4, 1.0} and normalization 0, for the query the keyword branch
 // ranks with: the OR of every term's plainto_tsquery('simple', term), each
 // the AND of the term's lexemes. d holds the positions of the query's
-// lexemes in the chunk's tsvector. The arithmetic follows PostgreSQL's
+// lexemes in the chunk's tsvector (see Reset and Add). The arithmetic follows PostgreSQL's
 // (doubles, in the same order, rounded to float4 at the end), so ranks are
 // equal to PostgreSQL's, not only close.
-func (q *terms) rankCD(d *docTerms) float32 {
+func (q *Query) RankCD(d *Doc) float32 {
 	// get_docrep: every position of every query lexeme the document has,
 	// sorted by position, then by the lexeme's place in the tsvector (the
-	// byte order of q.lexemes). Duplicate query operands share one entry.
+	// byte order of q.Lexemes). Duplicate query operands share one entry.
 	n := 0
-	for l, ok := range d.present {
+	for l, ok := range d.Present {
 		if ok {
-			n += len(d.pos[l])
+			n += len(d.Pos[l])
 		}
 	}
 	if n == 0 {
 		return 0
 	}
 	doc := make([]docEntry, 0, n)
-	for l, ok := range d.present {
+	for l, ok := range d.Present {
 		if ok {
-			for _, p := range d.pos[l] {
+			for _, p := range d.Pos[l] {
 				doc = append(doc, docEntry{pos: p, lex: int32(l)})
 			}
 		}
@@ -53,7 +140,7 @@ func (q *terms) rankCD(d *docTerms) float32 {
 		return int(a.lex) - int(b.lex)
 	})
 
-	exists := make([]bool, len(q.lexemes))
+	exists := make([]bool, len(q.Lexemes))
 	var (
 		ext                 cover
 		wdoc                float64
@@ -93,8 +180,8 @@ type cover struct {
 }
 
 // holds evaluates the query (OR of ANDs) over the lexemes seen.
-func (q *terms) holds(exists []bool) bool {
-	for _, ls := range q.of {
+func (q *Query) holds(exists []bool) bool {
+	for _, ls := range q.Of {
 		if len(ls) == 0 {
 			continue
 		}
@@ -115,7 +202,7 @@ func (q *terms) holds(exists []bool) bool {
 // cover finds the next cover after ext.pos (PostgreSQL's Cover, with its
 // tail recursion as a loop): the shortest stretch of the document, ending
 // at the first position where the query holds, that satisfies the query.
-func (q *terms) cover(doc []docEntry, exists []bool, ext *cover) bool {
+func (q *Query) cover(doc []docEntry, exists []bool, ext *cover) bool {
 	for {
 		clear(exists)
 		ext.p, ext.q = math.MaxInt32, 0

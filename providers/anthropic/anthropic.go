@@ -1,0 +1,209 @@
+// Package anthropic implements postgram.LLM with Anthropic's Messages API:
+// the answer's JSON Schema is offered as the only tool and the model is
+// made to call it (tool_choice), so the tool call's input is the answer.
+//
+// Errors wrap postgram.ErrRateLimited (HTTP 429), postgram.ErrUnavailable
+// (5xx including 529 overloaded, connection failures, timeouts,
+// cancellation) or postgram.ErrLLMFailed (any other refusal, a model
+// refusal, a truncated or off-schema answer). The API key never appears in
+// an error message.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/providers/internal/httpjson"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultBaseURL   = "https://api.anthropic.com"
+	DefaultModel     = "claude-haiku-4-5-20251001"
+	DefaultTimeout   = 120 * time.Second
+	DefaultMaxTokens = 4096
+	// APIVersion is sent as the anthropic-version header.
+	APIVersion = "2023-06-01"
+)
+
+// Config configures a Client. Zero fields take the documented defaults.
+type Config struct {
+	// APIKey is sent as the x-api-key header. Required.
+	APIKey string
+	// BaseURL is the API root; requests go to BaseURL + "/v1/messages".
+	// Default "https://api.anthropic.com".
+	BaseURL string
+	// Model is the model name. Default "claude-haiku-4-5-20251001".
+	Model string
+	// Timeout bounds each call, including reading the answer. Default 120s.
+	Timeout time.Duration
+	// HTTPClient sends the requests. Default: a new client.
+	HTTPClient *http.Client
+	// UserAgent, if set, is sent as the User-Agent header.
+	UserAgent string
+}
+
+// Client is a postgram.LLM. It is safe for concurrent use.
+type Client struct {
+	endpoint string
+	model    string
+	client   *httpjson.Client
+}
+
+// New validates cfg and returns a Client. It makes no network call.
+func New(cfg Config) (*Client, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	base, err := httpjson.CleanBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, invalid("base_url", "%v", err)
+	}
+	switch {
+	case cfg.APIKey == "":
+		return nil, invalid("api_key", "is required (ANTHROPIC_API_KEY)")
+	case httpjson.HasControl(cfg.APIKey):
+		return nil, invalid("api_key", "must not contain control characters or newlines")
+	case strings.TrimSpace(cfg.Model) != cfg.Model:
+		return nil, invalid("model", "must not have leading or trailing spaces")
+	case cfg.Timeout < 0:
+		return nil, invalid("timeout", "must be positive, got %s", cfg.Timeout)
+	case httpjson.HasControl(cfg.UserAgent):
+		return nil, invalid("user_agent", "must not contain control characters or newlines")
+	}
+	header := http.Header{}
+	header.Set("x-api-key", cfg.APIKey)
+	header.Set("anthropic-version", APIVersion)
+	if cfg.UserAgent != "" {
+		header.Set("User-Agent", cfg.UserAgent)
+	}
+	return &Client{
+		endpoint: strings.TrimSuffix(base, "/v1") + "/v1/messages",
+		model:    cfg.Model,
+		client: &httpjson.Client{Prefix: "anthropic messages", HTTPClient: cfg.HTTPClient, Timeout: cfg.Timeout,
+			MaxBody: 16 << 20, Header: header, Secret: cfg.APIKey, Failure: postgram.ErrLLMFailed},
+	}, nil
+}
+
+// NewExtractor returns a relation extractor backed by the model.
+func NewExtractor(cfg Config) (*postgram.LLMExtractor, error) {
+	c, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return postgram.NewLLMExtractor(c), nil
+}
+
+// Info implements postgram.LLM.
+func (c *Client) Info() postgram.LLMInfo {
+	return postgram.LLMInfo{Provider: "anthropic", Model: c.model}
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type tool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"input_schema"`
+}
+
+type toolChoice struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
+type request struct {
+	Model       string     `json:"model"`
+	MaxTokens   int        `json:"max_tokens"`
+	System      string     `json:"system,omitempty"`
+	Messages    []message  `json:"messages"`
+	Tools       []tool     `json:"tools"`
+	ToolChoice  toolChoice `json:"tool_choice"`
+	Temperature float64    `json:"temperature"`
+}
+
+type response struct {
+	Type    string `json:"type"`
+	Content []struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"content"`
+	StopReason string          `json:"stop_reason"`
+	Error      json.RawMessage `json:"error"`
+}
+
+// GenerateJSON implements postgram.LLM.
+func (c *Client) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.RawMessage, error) {
+	name := req.SchemaName
+	if name == "" {
+		name = "answer"
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	body := request{
+		Model:      c.model,
+		MaxTokens:  maxTokens,
+		System:     req.System,
+		Messages:   []message{{Role: "user", Content: req.Prompt}},
+		Tools:      []tool{{Name: name, Description: "Record the answer.", InputSchema: req.Schema}},
+		ToolChoice: toolChoice{Type: "tool", Name: name},
+	}
+	var resp response
+	if err := c.client.PostJSON(ctx, c.endpoint, body, &resp); err != nil {
+		return nil, err
+	}
+	if msg := httpjson.ErrorText(resp.Error); msg != "" {
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "provider error: %s", msg)
+	}
+	var text strings.Builder
+	for _, b := range resp.Content {
+		if b.Type == "text" {
+			text.WriteString(b.Text)
+		}
+	}
+	switch resp.StopReason {
+	case "max_tokens":
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer was truncated (stop_reason max_tokens); raise the token limit or shorten the input")
+	case "refusal":
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the model refused: %s", httpjson.Excerpt(text.String()))
+	}
+	for _, b := range resp.Content {
+		if b.Type != "tool_use" || b.Name != name {
+			continue
+		}
+		if out, ok := httpjson.JSONAnswer(string(b.Input)); ok && strings.HasPrefix(string(out), "{") {
+			return out, nil
+		}
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the tool input is not a JSON object: %q", httpjson.Excerpt(string(b.Input)))
+	}
+	if text.Len() > 0 {
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the model answered in text instead of calling the %s tool: %q", name, httpjson.Excerpt(text.String()))
+	}
+	return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer has no %s tool call (stop_reason %q)", name, resp.StopReason)
+}
+
+// invalid builds a configuration error naming the field.
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("anthropic: %w", &postgram.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}

@@ -1,0 +1,170 @@
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/providers/internal/httpjson"
+)
+
+// Chat defaults.
+const (
+	DefaultChatModel   = "llama3.2"
+	DefaultChatTimeout = 120 * time.Second
+)
+
+// ChatConfig configures a Chat client. Zero fields take the documented
+// defaults.
+type ChatConfig struct {
+	// BaseURL is the Ollama server; requests go to BaseURL + "/api/chat".
+	// Default "http://127.0.0.1:11434".
+	BaseURL string
+	// Model is the chat model. Default "llama3.2".
+	Model string
+	// APIKey, if set, is sent as "Authorization: Bearer <APIKey>".
+	APIKey string
+	// ReasoningEffort, when set (minimal, low, medium, high), is sent as
+	// "think" for reasoning models (minimal turns thinking off).
+	ReasoningEffort string
+	// Timeout bounds each call. Default 120s (a model may need loading).
+	Timeout time.Duration
+	// HTTPClient sends the requests. Default: a new client.
+	HTTPClient *http.Client
+}
+
+// Chat is a postgram.LLM backed by Ollama's /api/chat with a JSON Schema
+// as "format" (structured output). It is safe for concurrent use.
+type Chat struct {
+	endpoint string
+	model    string
+	think    any
+	client   *httpjson.Client
+}
+
+// NewChat validates cfg and returns a Chat. It makes no network call.
+func NewChat(cfg ChatConfig) (*Chat, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultChatModel
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultChatTimeout
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	base, err := httpjson.CleanBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, invalid("base_url", "%v", err)
+	}
+	switch {
+	case strings.TrimSpace(cfg.Model) != cfg.Model:
+		return nil, invalid("model", "must not have leading or trailing spaces")
+	case cfg.Timeout < 0:
+		return nil, invalid("timeout", "must be positive, got %s", cfg.Timeout)
+	case httpjson.HasControl(cfg.APIKey):
+		return nil, invalid("api_key", "must not contain control characters or newlines")
+	}
+	var think any
+	switch cfg.ReasoningEffort {
+	case "":
+	case "minimal":
+		think = false
+	case "low", "medium", "high":
+		think = cfg.ReasoningEffort
+	default:
+		return nil, invalid("reasoning_effort", "%q is not one of minimal, low, medium, high", cfg.ReasoningEffort)
+	}
+	header := http.Header{}
+	if cfg.APIKey != "" {
+		header.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	return &Chat{
+		endpoint: base + "/api/chat",
+		model:    cfg.Model,
+		think:    think,
+		client: &httpjson.Client{Prefix: "ollama chat", HTTPClient: cfg.HTTPClient, Timeout: cfg.Timeout,
+			MaxBody: 16 << 20, Header: header, Secret: cfg.APIKey, Failure: postgram.ErrLLMFailed},
+	}, nil
+}
+
+// NewExtractor returns a relation extractor backed by the chat model.
+func NewExtractor(cfg ChatConfig) (*postgram.LLMExtractor, error) {
+	c, err := NewChat(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return postgram.NewLLMExtractor(c), nil
+}
+
+// Info implements postgram.LLM.
+func (c *Chat) Info() postgram.LLMInfo { return postgram.LLMInfo{Provider: "ollama", Model: c.model} }
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatRequest struct {
+	Model    string         `json:"model"`
+	Messages []chatMessage  `json:"messages"`
+	Stream   bool           `json:"stream"`
+	Format   map[string]any `json:"format"`
+	Think    any            `json:"think,omitempty"`
+	Options  map[string]any `json:"options"`
+}
+
+type chatResponse struct {
+	Model   string `json:"model"`
+	Message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"message"`
+	Done       bool            `json:"done"`
+	DoneReason string          `json:"done_reason"`
+	Error      json.RawMessage `json:"error"`
+}
+
+// GenerateJSON implements postgram.LLM.
+func (c *Chat) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.RawMessage, error) {
+	opts := map[string]any{"temperature": 0}
+	if req.MaxTokens > 0 {
+		opts["num_predict"] = req.MaxTokens
+	}
+	body := chatRequest{
+		Model: c.model,
+		Messages: []chatMessage{
+			{Role: "system", Content: req.System},
+			{Role: "user", Content: req.Prompt},
+		},
+		Format:  req.Schema,
+		Think:   c.think,
+		Options: opts,
+	}
+	var resp chatResponse
+	if err := c.client.PostJSON(ctx, c.endpoint, body, &resp); err != nil {
+		return nil, err
+	}
+	if msg := httpjson.ErrorText(resp.Error); msg != "" {
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "provider error: %s", msg)
+	}
+	if resp.DoneReason == "length" {
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer was truncated (done_reason length); raise the token limit or shorten the input")
+	}
+	out, ok := httpjson.JSONAnswer(resp.Message.Content)
+	if !ok {
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer is not JSON: %q", httpjson.Excerpt(resp.Message.Content))
+	}
+	if !strings.HasPrefix(string(out), "{") {
+		// Models without structured output sometimes answer with prose
+		// quoted as a JSON string: a refusal in all but name.
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer is not a JSON object: %q", httpjson.Excerpt(resp.Message.Content))
+	}
+	return out, nil
+}

@@ -1,0 +1,232 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/providers/internal/httpjson"
+)
+
+// Chat defaults.
+const (
+	DefaultChatModel   = "gpt-4o-mini"
+	DefaultChatTimeout = 120 * time.Second
+)
+
+// ChatConfig configures a Chat client. Zero fields take the documented
+// defaults.
+type ChatConfig struct {
+	// APIKey is sent as "Authorization: Bearer <APIKey>"; it may be empty
+	// for OpenAI-compatible servers that need none.
+	APIKey string
+	// BaseURL is the API root including any /v1; requests go to
+	// BaseURL + "/chat/completions". Default "https://api.openai.com/v1".
+	BaseURL string
+	// Model is the chat model. Default "gpt-4o-mini".
+	Model string
+	// Provider is recorded as the provenance of what the model produces:
+	// "openai" (default) or "openai-compatible".
+	Provider string
+	// Compatible selects the wire dialect of OpenAI-compatible servers
+	// (vLLM, LiteLLM, llama.cpp, LocalAI): "max_tokens" instead of
+	// "max_completion_tokens". Default true when Provider is
+	// "openai-compatible".
+	Compatible *bool
+	// ReasoningEffort, when set (minimal, low, medium, high), is sent as
+	// reasoning_effort, for reasoning models.
+	ReasoningEffort string
+	// Timeout bounds each call, including reading the answer. Default 120s.
+	Timeout time.Duration
+	// HTTPClient sends the requests. Default: a new client.
+	HTTPClient *http.Client
+	// UserAgent, if set, is sent as the User-Agent header.
+	UserAgent string
+}
+
+// Chat is a postgram.LLM backed by the chat completions API with
+// JSON-schema structured output (response_format json_schema, strict). It
+// is safe for concurrent use.
+type Chat struct {
+	endpoint   string
+	model      string
+	provider   string
+	compatible bool
+	effort     string
+	client     *httpjson.Client
+}
+
+// NewChat validates cfg and returns a Chat. It makes no network call.
+func NewChat(cfg ChatConfig) (*Chat, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultChatModel
+	}
+	if cfg.Provider == "" {
+		cfg.Provider = "openai"
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultChatTimeout
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	compatible := cfg.Provider == "openai-compatible"
+	if cfg.Compatible != nil {
+		compatible = *cfg.Compatible
+	}
+	base, err := httpjson.CleanBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, invalid("base_url", "%v", err)
+	}
+	switch {
+	case strings.TrimSpace(cfg.Model) != cfg.Model:
+		return nil, invalid("model", "must not have leading or trailing spaces")
+	case cfg.Timeout < 0:
+		return nil, invalid("timeout", "must be positive, got %s", cfg.Timeout)
+	case httpjson.HasControl(cfg.APIKey):
+		return nil, invalid("api_key", "must not contain control characters or newlines")
+	case httpjson.HasControl(cfg.UserAgent):
+		return nil, invalid("user_agent", "must not contain control characters or newlines")
+	}
+	switch cfg.ReasoningEffort {
+	case "", "minimal", "low", "medium", "high":
+	default:
+		return nil, invalid("reasoning_effort", "%q is not one of minimal, low, medium, high", cfg.ReasoningEffort)
+	}
+	header := http.Header{}
+	if cfg.APIKey != "" {
+		header.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	if cfg.UserAgent != "" {
+		header.Set("User-Agent", cfg.UserAgent)
+	}
+	return &Chat{
+		endpoint:   base + "/chat/completions",
+		model:      cfg.Model,
+		provider:   cfg.Provider,
+		compatible: compatible,
+		effort:     cfg.ReasoningEffort,
+		client: &httpjson.Client{Prefix: cfg.Provider + " chat", HTTPClient: cfg.HTTPClient, Timeout: cfg.Timeout,
+			MaxBody: 16 << 20, Header: header, Secret: cfg.APIKey, Failure: postgram.ErrLLMFailed},
+	}, nil
+}
+
+// NewExtractor returns a relation extractor backed by the chat model.
+func NewExtractor(cfg ChatConfig) (*postgram.LLMExtractor, error) {
+	c, err := NewChat(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return postgram.NewLLMExtractor(c), nil
+}
+
+// Info implements postgram.LLM.
+func (c *Chat) Info() postgram.LLMInfo { return postgram.LLMInfo{Provider: c.provider, Model: c.model} }
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatRequest struct {
+	Model               string         `json:"model"`
+	Messages            []chatMessage  `json:"messages"`
+	ResponseFormat      responseFormat `json:"response_format"`
+	Temperature         *float64       `json:"temperature,omitempty"`
+	MaxTokens           int            `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name   string         `json:"name"`
+	Strict bool           `json:"strict"`
+	Schema map[string]any `json:"schema"`
+}
+
+type chatResponse struct {
+	Choices []struct {
+		Index   int `json:"index"`
+		Message struct {
+			Role    string  `json:"role"`
+			Content *string `json:"content"`
+			Refusal *string `json:"refusal"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Error json.RawMessage `json:"error"`
+}
+
+// GenerateJSON implements postgram.LLM.
+func (c *Chat) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.RawMessage, error) {
+	body := chatRequest{
+		Model: c.model,
+		Messages: []chatMessage{
+			{Role: "system", Content: req.System},
+			{Role: "user", Content: req.Prompt},
+		},
+		ResponseFormat:  responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: req.SchemaName, Strict: true, Schema: req.Schema}},
+		ReasoningEffort: c.effort,
+	}
+	if c.effort == "" && !isReasoningModel(c.model) {
+		zero := 0.0
+		body.Temperature = &zero
+	}
+	if req.MaxTokens > 0 {
+		if c.compatible {
+			body.MaxTokens = req.MaxTokens
+		} else {
+			body.MaxCompletionTokens = req.MaxTokens
+		}
+	}
+	var resp chatResponse
+	if err := c.client.PostJSON(ctx, c.endpoint, body, &resp); err != nil {
+		return nil, err
+	}
+	if msg := httpjson.ErrorText(resp.Error); msg != "" {
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "provider error: %s", msg)
+	}
+	if len(resp.Choices) == 0 {
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer has no choices")
+	}
+	ch := resp.Choices[0]
+	if ch.Message.Refusal != nil && strings.TrimSpace(*ch.Message.Refusal) != "" {
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the model refused: %s", httpjson.Excerpt(*ch.Message.Refusal))
+	}
+	switch ch.FinishReason {
+	case "length":
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer was truncated (finish_reason length); raise the token limit or shorten the input")
+	case "content_filter":
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer was withheld by the provider's content filter")
+	}
+	if ch.Message.Content == nil {
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer has no content")
+	}
+	out, ok := httpjson.JSONAnswer(*ch.Message.Content)
+	if !ok || !strings.HasPrefix(string(out), "{") {
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer is not JSON: %q", httpjson.Excerpt(*ch.Message.Content))
+	}
+	return out, nil
+}
+
+// isReasoningModel reports models that reject a temperature.
+func isReasoningModel(m string) bool {
+	m = strings.ToLower(m)
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5", "gpt-oss"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,203 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/postgram-go/postgram"
+)
+
+// chatServer answers POST /v1/chat/completions with handler after checking
+// the request, which it hands to check.
+func chatServer(t *testing.T, check func(map[string]any), handler func(w http.ResponseWriter)) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		var body map[string]any
+		b, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Errorf("request is not JSON: %v", err)
+		}
+		if check != nil {
+			check(body)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		handler(w)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// completion is a realistic chat completion carrying content.
+func completion(content, finish string) string {
+	c, _ := json.Marshal(content)
+	return `{"id":"chatcmpl-AbC123","object":"chat.completion","created":1745000000,"model":"gpt-4o-mini-2024-07-18",
+"choices":[{"index":0,"message":{"role":"assistant","content":` + string(c) + `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"` + finish + `"}],
+"usage":{"prompt_tokens":412,"completion_tokens":88,"total_tokens":500},"system_fingerprint":"fp_0123"}`
+}
+
+const goodAnswer = `{"entities":[{"name":"Alice Chen","type":"person"},{"name":"Project Atlas","type":"project"}],
+"relations":[{"source":"SELF","target":"Alice Chen","relation":"involves","confidence":0.92},
+{"source":"Alice Chen","target":"Project Atlas","relation":"Works On","confidence":0.8}]}`
+
+func TestChatExtractSuccess(t *testing.T) {
+	t.Parallel()
+	var got map[string]any
+	srv := chatServer(t, func(b map[string]any) { got = b }, func(w http.ResponseWriter) {
+		io.WriteString(w, completion(goodAnswer, "stop"))
+	})
+	x, err := NewExtractor(ChatConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := x.Extract(context.Background(), postgram.ExtractInput{Type: postgram.TypeDocument, Name: "Kickoff notes",
+		Content: "Alice Chen kicked off Project Atlas.", Known: []postgram.KnownEntity{{Name: "Alice Chen", Type: postgram.TypePerson}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &postgram.Extraction{
+		Entities: []postgram.ExtractedEntity{{Name: "Alice Chen", Type: postgram.TypePerson}, {Name: "Project Atlas", Type: postgram.TypeProject}},
+		Relations: []postgram.ExtractedRelation{
+			{Source: "SELF", Target: "Alice Chen", Relation: "involves", Confidence: 0.92},
+			{Source: "Alice Chen", Target: "Project Atlas", Relation: "works_on", Confidence: 0.8},
+		},
+		Info: postgram.ExtractorInfo{Provider: "openai", Model: DefaultChatModel, PromptVersion: postgram.ExtractPromptVersion},
+	}
+	if d := cmp.Diff(want, out); d != "" {
+		t.Errorf("extraction (-want +got):\n%s", d)
+	}
+	if got["model"] != DefaultChatModel {
+		t.Errorf("model = %v", got["model"])
+	}
+	rf, _ := got["response_format"].(map[string]any)
+	js, _ := rf["json_schema"].(map[string]any)
+	if rf["type"] != "json_schema" || js["strict"] != true || js["name"] != "graph_extraction" || js["schema"] == nil {
+		t.Errorf("response_format = %v", rf)
+	}
+	if got["max_completion_tokens"] == nil || got["max_tokens"] != nil {
+		t.Errorf("OpenAI takes max_completion_tokens: %v", got)
+	}
+	msgs, _ := got["messages"].([]any)
+	if len(msgs) != 2 || !strings.Contains(msgs[1].(map[string]any)["content"].(string), "Alice Chen (person)") {
+		t.Errorf("messages = %v", msgs)
+	}
+}
+
+func TestChatCompatibleDialect(t *testing.T) {
+	t.Parallel()
+	var got map[string]any
+	var auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization")
+		json.NewDecoder(r.Body).Decode(&got)
+		// vLLM-style: JSON wrapped in a Markdown fence.
+		io.WriteString(w, completion("```json\n"+goodAnswer+"\n```", "stop"))
+	}))
+	defer srv.Close()
+	c, err := NewChat(ChatConfig{BaseURL: srv.URL + "/v1", Provider: "openai-compatible", Model: "qwen2.5-7b-instruct"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := c.GenerateJSON(context.Background(), postgram.LLMRequest{System: "s", Prompt: "p", SchemaName: "x",
+		Schema: map[string]any{"type": "object"}, MaxTokens: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(raw) || !strings.HasPrefix(string(raw), "{") {
+		t.Errorf("raw = %s", raw)
+	}
+	if auth != "" {
+		t.Errorf("no key configured but Authorization = %q", auth)
+	}
+	if got["max_tokens"] != float64(100) || got["max_completion_tokens"] != nil {
+		t.Errorf("compatible servers take max_tokens: %v", got)
+	}
+	if c.Info() != (postgram.LLMInfo{Provider: "openai-compatible", Model: "qwen2.5-7b-instruct"}) {
+		t.Errorf("info = %+v", c.Info())
+	}
+}
+
+func TestChatFailures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		status  int
+		header  map[string]string
+		body    string
+		slow    bool
+		want    error
+		message string
+	}{
+		{name: "bad request", status: 400, body: `{"error":{"message":"Invalid schema for response_format 'graph_extraction'","type":"invalid_request_error","param":"response_format","code":null}}`,
+			want: postgram.ErrLLMFailed, message: "Invalid schema"},
+		{name: "unauthorized", status: 401, body: `{"error":{"message":"Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}`,
+			want: postgram.ErrLLMFailed, message: "[REDACTED]"},
+		{name: "rate limited", status: 429, header: map[string]string{"Retry-After": "20"},
+			body: `{"error":{"message":"Rate limit reached for gpt-4o-mini in organization org-x on tokens per min (TPM): Limit 200000, Used 199500, Requested 900.","type":"tokens","code":"rate_limit_exceeded"}}`,
+			want: postgram.ErrRateLimited, message: "retry after 20s"},
+		{name: "server error", status: 503, body: `{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error"}}`,
+			want: postgram.ErrUnavailable, message: "overloaded"},
+		{name: "timeout", status: 200, slow: true, body: completion(goodAnswer, "stop"), want: postgram.ErrUnavailable, message: "no complete response"},
+		{name: "malformed body", status: 200, body: `{"id":"chatcmpl-1","choices":[{"index":0,"message":`, want: postgram.ErrLLMFailed, message: "malformed response JSON"},
+		{name: "malformed answer", status: 200, body: completion(`{"entities":[],"relations":[{"source":"SELF",`, "stop"), want: postgram.ErrLLMFailed, message: "not JSON"},
+		{name: "prose answer", status: 200, body: completion(`I could not find any relations.`, "stop"), want: postgram.ErrLLMFailed, message: "not JSON"},
+		{name: "truncated", status: 200, body: completion(`{"entities":[],"relations":[`, "length"), want: postgram.ErrLLMFailed, message: "truncated"},
+		{name: "refusal", status: 200, body: `{"id":"chatcmpl-2","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I'm sorry, I can't help with that request."},"finish_reason":"stop"}]}`,
+			want: postgram.ErrLLMFailed, message: "refused: I'm sorry"},
+		{name: "content filter", status: 200, body: completion(``, "content_filter"), want: postgram.ErrLLMFailed, message: "content filter"},
+		{name: "no choices", status: 200, body: `{"id":"x","choices":[]}`, want: postgram.ErrLLMFailed, message: "no choices"},
+		{name: "off schema", status: 200, body: completion(`{"entities":[],"relations":[{"source":"SELF","target":"Bob","relation":"knows","confidence":1.7}]}`, "stop"),
+			want: postgram.ErrLLMFailed, message: "confidence 1.7 is not between 0 and 1"},
+		{name: "missing relations", status: 200, body: completion(`{"entities":[]}`, "stop"), want: postgram.ErrLLMFailed, message: "relations is missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := chatServer(t, nil, func(w http.ResponseWriter) {
+				if tt.slow {
+					time.Sleep(300 * time.Millisecond)
+				}
+				for k, v := range tt.header {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			})
+			x, err := NewExtractor(ChatConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1", Timeout: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = x.Extract(context.Background(), postgram.ExtractInput{Type: postgram.TypeMemory, Content: "Bob met Alice."})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.message) {
+				t.Errorf("err = %q, want it to mention %q", err, tt.message)
+			}
+			if strings.Contains(err.Error(), "sk-test") {
+				t.Errorf("the API key leaked: %v", err)
+			}
+		})
+	}
+}
+
+func TestChatConfig(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []ChatConfig{{BaseURL: "ftp://x"}, {Model: " gpt"}, {ReasoningEffort: "extreme"}, {APIKey: "a\nb"}} {
+		if _, err := NewChat(cfg); !errors.Is(err, postgram.ErrInvalidArgument) {
+			t.Errorf("NewChat(%+v) = %v, want invalid argument", cfg, err)
+		}
+	}
+}

@@ -1,0 +1,429 @@
+package postgram
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram/syncproto"
+)
+
+// Markdown folder sync (the server side of syncproto). Each synced file
+// is a document entity (metadata repo, path, title, sha); its state (sha,
+// entity, synced or deleted) is kept per repo and path. An upload batch is
+// one transaction, so an interrupted sync resumes with neither duplicates
+// nor losses; a re-run with no change writes nothing.
+
+// checkSync checks the sync scope and that documents may be written.
+func (c *Client) checkSync(op string, write bool) error {
+	if err := c.principal.need(ScopeSync, op); err != nil {
+		return err
+	}
+	if write {
+		return c.principal.canWrite(TypeDocument, VisibilityShared)
+	}
+	return nil
+}
+
+func checkRepo(repo string) error {
+	if err := syncproto.CheckRepo(repo); err != nil {
+		return invalid("repo", "%v", err)
+	}
+	return nil
+}
+
+// checkManifest validates manifest entries, naming the first bad one.
+func checkManifest(files []syncproto.FileEntry) (map[string]string, error) {
+	if len(files) > syncproto.MaxManifestFiles {
+		return nil, invalid("files", "has %d files; the maximum is %d", len(files), syncproto.MaxManifestFiles)
+	}
+	out := make(map[string]string, len(files))
+	for i, f := range files {
+		if err := syncproto.CheckPath(f.Path); err != nil {
+			return nil, invalid(fmt.Sprintf("files[%d].path", i), "%v", err)
+		}
+		if err := syncproto.CheckSHA(f.SHA); err != nil {
+			return nil, invalid(fmt.Sprintf("files[%d].sha", i), "%v (path %s)", err, f.Path)
+		}
+		if _, dup := out[f.Path]; dup {
+			return nil, invalid(fmt.Sprintf("files[%d].path", i), "%q is listed twice", f.Path)
+		}
+		out[f.Path] = f.SHA
+	}
+	return out, nil
+}
+
+// checkUploads validates files with their content: path, digest, UTF-8
+// content within the limits, and the digest of the content.
+func checkUploads(files []syncproto.UploadFile, maxFiles int) error {
+	if len(files) > maxFiles {
+		return invalid("files", "has %d files; the maximum is %d", len(files), maxFiles)
+	}
+	seen := make(map[string]bool, len(files))
+	for i, f := range files {
+		if err := syncproto.CheckPath(f.Path); err != nil {
+			return invalid(fmt.Sprintf("files[%d].path", i), "%v", err)
+		}
+		if err := syncproto.CheckSHA(f.SHA); err != nil {
+			return invalid(fmt.Sprintf("files[%d].sha", i), "%v (path %s)", err, f.Path)
+		}
+		if seen[f.Path] {
+			return invalid(fmt.Sprintf("files[%d].path", i), "%q is listed twice", f.Path)
+		}
+		seen[f.Path] = true
+		if err := validateContent(fmt.Sprintf("files[%d].content", i), f.Content, false); err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if got := syncproto.SHA([]byte(f.Content)); got != f.SHA {
+			return invalid(fmt.Sprintf("files[%d].sha", i), "%s: the manifest says %s but the uploaded content hashes to %s", f.Path, f.SHA, got)
+		}
+	}
+	return nil
+}
+
+// syncStates loads repo's states by path.
+func (c *Client) syncStates(ctx context.Context, repo string) (map[string]SyncFileState, error) {
+	list, err := c.store.SyncStates(ctx, c.ws, repo)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]SyncFileState, len(list))
+	for _, s := range list {
+		out[s.Path] = s
+	}
+	return out, nil
+}
+
+// SyncDiff compares a manifest with the server's state of repo.
+func (c *Client) SyncDiff(ctx context.Context, req syncproto.DiffRequest) (*syncproto.DiffResponse, error) {
+	if err := c.checkSync("sync diff", false); err != nil {
+		return nil, err
+	}
+	if err := checkRepo(req.Repo); err != nil {
+		return nil, err
+	}
+	want, err := checkManifest(req.Files)
+	if err != nil {
+		return nil, err
+	}
+	states, err := c.syncStates(ctx, req.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("sync diff: %w", err)
+	}
+	res := &syncproto.DiffResponse{ToUpload: []syncproto.DiffItem{}, ToDelete: []string{}, ToRestore: []string{}}
+	for _, f := range req.Files {
+		st, ok := states[f.Path]
+		switch {
+		case !ok:
+			res.ToUpload = append(res.ToUpload, syncproto.DiffItem{Path: f.Path, SHA: f.SHA, Reason: syncproto.ReasonNew})
+		case st.SHA != f.SHA:
+			res.ToUpload = append(res.ToUpload, syncproto.DiffItem{Path: f.Path, SHA: f.SHA, Reason: syncproto.ReasonChanged})
+		default:
+			res.Unchanged++
+			if st.Status == SyncStatusDeleted {
+				res.ToRestore = append(res.ToRestore, f.Path)
+			}
+		}
+	}
+	for p, st := range states {
+		if _, ok := want[p]; !ok && st.Status == SyncStatusSynced {
+			res.ToDelete = append(res.ToDelete, p)
+		}
+	}
+	slices.Sort(res.ToDelete)
+	return res, nil
+}
+
+// syncDocument builds the write of one uploaded file: a new document, or
+// an update of the file's document (restoring it when archived). It
+// returns nil ops when the file is already synced with this content.
+func (c *Client) syncDocument(ctx context.Context, repo string, f syncproto.UploadFile, st *SyncFileState) (ops []BatchOp, created bool, err error) {
+	now := c.now()
+	content := f.Content
+	if strings.TrimSpace(content) == "" {
+		content = "(empty note " + f.Path + ")"
+	}
+	title := syncproto.Title(f.Content)
+	if title == "" {
+		title = strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
+	}
+	meta := map[string]any{"repo": repo, "path": f.Path, "title": title, "sha": f.SHA}
+	state := &SyncFileState{Repo: repo, Path: f.Path, SHA: f.SHA, Status: SyncStatusSynced, LastSynced: now}
+	if st != nil {
+		cur, err := c.store.GetEntity(ctx, c.ws, st.EntityID)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if st.SHA == f.SHA && st.Status == SyncStatusSynced && cur.Status != StatusArchived {
+			return nil, false, nil
+		}
+		next := cur.Clone()
+		if next.Metadata == nil {
+			next.Metadata = map[string]any{}
+		}
+		for k, v := range meta {
+			next.Metadata[k] = v
+		}
+		next.Status = StatusActive
+		next.Version = cur.Version + 1
+		next.UpdatedAt = now
+		var chunks []ChunkInput
+		if content != cur.Content {
+			next.Content = content
+			chunks = c.chunksFor(content)
+			next.EnrichmentStatus, next.EnrichmentAttempts, next.EnrichmentError = StagePending, 0, ""
+		}
+		state.EntityID = cur.ID
+		return []BatchOp{
+			{Update: next, Expected: cur.Version, Chunks: chunks,
+				Audit: c.auditEntry("sync.update", cur.ID.String(), map[string]any{"repo": repo, "path": f.Path})},
+			{SyncState: state},
+		}, false, nil
+	}
+	e, err := c.newEntity(StoreInput{Type: TypeDocument, Content: content, Source: "sync:" + repo + "/" + f.Path,
+		Metadata: meta, SkipExtraction: true})
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	state.EntityID = e.ID
+	return []BatchOp{
+		{Create: e, Chunks: c.chunksFor(e.Content),
+			Audit: c.auditEntry("sync.create", e.ID.String(), map[string]any{"repo": repo, "path": f.Path})},
+		{SyncState: state},
+	}, true, nil
+}
+
+// SyncUpload stores a batch of files (at most syncproto.MaxBatchFiles) in
+// one transaction: new files become documents, changed ones update their
+// document, files already synced with this content are left alone. A bad
+// file (path, digest, content) rejects the whole batch.
+func (c *Client) SyncUpload(ctx context.Context, req syncproto.UploadRequest) (*syncproto.UploadResponse, error) {
+	if err := c.checkSync("sync upload", true); err != nil {
+		return nil, err
+	}
+	if err := checkRepo(req.Repo); err != nil {
+		return nil, err
+	}
+	if err := checkUploads(req.Files, syncproto.MaxBatchFiles); err != nil {
+		return nil, err
+	}
+	states, err := c.syncStates(ctx, req.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("sync upload: %w", err)
+	}
+	res := &syncproto.UploadResponse{}
+	ops, err := c.uploadOps(ctx, req.Repo, req.Files, states, func(created bool) {
+		if created {
+			res.Created++
+		} else {
+			res.Updated++
+		}
+	}, func() { res.Unchanged++ })
+	if err != nil {
+		return nil, err
+	}
+	if err := c.store.WriteBatch(ctx, c.ws, ops); err != nil {
+		return nil, fmt.Errorf("sync upload: %w", err)
+	}
+	if len(ops) > 0 {
+		c.wake()
+	}
+	return res, nil
+}
+
+func (c *Client) uploadOps(ctx context.Context, repo string, files []syncproto.UploadFile, states map[string]SyncFileState,
+	wrote func(created bool), unchanged func()) ([]BatchOp, error) {
+	var ops []BatchOp
+	for _, f := range files {
+		var st *SyncFileState
+		if s, ok := states[f.Path]; ok {
+			st = &s
+		}
+		o, created, err := c.syncDocument(ctx, repo, f, st)
+		if err != nil {
+			return nil, fmt.Errorf("sync: %w", err)
+		}
+		if o == nil {
+			unchanged()
+			continue
+		}
+		wrote(created)
+		ops = append(ops, o...)
+	}
+	return ops, nil
+}
+
+// finalizeOps archives the documents of synced files missing from want
+// and restores archived documents whose file came back unchanged.
+func (c *Client) finalizeOps(ctx context.Context, repo string, want map[string]string, states map[string]SyncFileState) (ops []BatchOp, deleted, restored, missing int, err error) {
+	now := c.now()
+	for p := range want {
+		if _, ok := states[p]; !ok {
+			missing++
+		}
+	}
+	paths := make([]string, 0, len(states))
+	for p := range states {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	var ids []uuid.UUID
+	var act []string
+	for _, p := range paths {
+		st := states[p]
+		sha, present := want[p]
+		switch {
+		case !present && st.Status == SyncStatusSynced:
+			ids, act = append(ids, st.EntityID), append(act, p)
+		case present && st.Status == SyncStatusDeleted && sha == st.SHA:
+			ids, act = append(ids, st.EntityID), append(act, p)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, 0, 0, missing, nil
+	}
+	ents, err := c.store.GetEntities(ctx, c.ws, ids)
+	if err != nil {
+		return nil, 0, 0, 0, err
+	}
+	byID := make(map[uuid.UUID]*Entity, len(ents))
+	for _, e := range ents {
+		byID[e.ID] = e
+	}
+	for i, p := range act {
+		st := states[p]
+		cur := byID[ids[i]]
+		if cur == nil {
+			continue
+		}
+		next := cur.Clone()
+		next.Version, next.UpdatedAt = cur.Version+1, now
+		state := st
+		state.LastSynced = now
+		op := "sync.archive"
+		if st.Status == SyncStatusSynced {
+			next.Status, state.Status = StatusArchived, SyncStatusDeleted
+			deleted++
+		} else {
+			next.Status, state.Status = StatusActive, SyncStatusSynced
+			op = "sync.restore"
+			restored++
+		}
+		if next.Status == cur.Status {
+			ops = append(ops, BatchOp{SyncState: &state})
+			continue
+		}
+		ops = append(ops,
+			BatchOp{Update: next, Expected: cur.Version, Audit: c.auditEntry(op, cur.ID.String(), map[string]any{"repo": repo, "path": p})},
+			BatchOp{SyncState: &state})
+	}
+	return ops, deleted, restored, missing, nil
+}
+
+// SyncFinalize takes the full manifest after the uploads: documents of
+// files that left the folder are archived, archived documents of files
+// that came back are restored, in one transaction.
+func (c *Client) SyncFinalize(ctx context.Context, req syncproto.FinalizeRequest) (*syncproto.FinalizeResponse, error) {
+	if err := c.checkSync("sync finalize", true); err != nil {
+		return nil, err
+	}
+	if err := checkRepo(req.Repo); err != nil {
+		return nil, err
+	}
+	want, err := checkManifest(req.Files)
+	if err != nil {
+		return nil, err
+	}
+	states, err := c.syncStates(ctx, req.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("sync finalize: %w", err)
+	}
+	ops, deleted, restored, missing, err := c.finalizeOps(ctx, req.Repo, want, states)
+	if err != nil {
+		return nil, fmt.Errorf("sync finalize: %w", err)
+	}
+	if err := c.store.WriteBatch(ctx, c.ws, ops); err != nil {
+		return nil, fmt.Errorf("sync finalize: %w", err)
+	}
+	return &syncproto.FinalizeResponse{Deleted: deleted, Restored: restored, Missing: missing}, nil
+}
+
+// MaxPushFiles bounds a single-shot push; larger folders use the
+// three-phase protocol.
+const MaxPushFiles = 1000
+
+// SyncPush is the single-shot sync: req.Files is the whole folder with
+// contents; everything (creates, updates, archives, restores) commits in
+// one transaction.
+func (c *Client) SyncPush(ctx context.Context, req syncproto.PushRequest) (*syncproto.PushResponse, error) {
+	if err := c.checkSync("sync push", true); err != nil {
+		return nil, err
+	}
+	if err := checkRepo(req.Repo); err != nil {
+		return nil, err
+	}
+	if err := checkUploads(req.Files, MaxPushFiles); err != nil {
+		return nil, err
+	}
+	states, err := c.syncStates(ctx, req.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("sync push: %w", err)
+	}
+	res := &syncproto.PushResponse{}
+	want := make(map[string]string, len(req.Files))
+	var changed []syncproto.UploadFile
+	for _, f := range req.Files {
+		want[f.Path] = f.SHA
+		if st, ok := states[f.Path]; ok && st.SHA == f.SHA {
+			res.Unchanged++ // restored by finalize when archived
+			continue
+		}
+		changed = append(changed, f)
+	}
+	ops, err := c.uploadOps(ctx, req.Repo, changed, states, func(created bool) {
+		if created {
+			res.Created++
+		} else {
+			res.Updated++
+		}
+	}, func() { res.Unchanged++ })
+	if err != nil {
+		return nil, err
+	}
+	fops, deleted, restored, _, err := c.finalizeOps(ctx, req.Repo, want, states)
+	if err != nil {
+		return nil, fmt.Errorf("sync push: %w", err)
+	}
+	res.Deleted, res.Restored = deleted, restored
+	if err := c.store.WriteBatch(ctx, c.ws, append(ops, fops...)); err != nil {
+		return nil, fmt.Errorf("sync push: %w", err)
+	}
+	if len(ops) > 0 {
+		c.wake()
+	}
+	return res, nil
+}
+
+// SyncStatus lists the server's state of every file of repo.
+func (c *Client) SyncStatus(ctx context.Context, repo string) (*syncproto.StatusResponse, error) {
+	if err := c.checkSync("sync status", false); err != nil {
+		return nil, err
+	}
+	if err := checkRepo(repo); err != nil {
+		return nil, err
+	}
+	list, err := c.store.SyncStates(ctx, c.ws, repo)
+	if err != nil {
+		return nil, fmt.Errorf("sync status: %w", err)
+	}
+	res := &syncproto.StatusResponse{Repo: repo, Files: make([]syncproto.FileStatus, 0, len(list))}
+	for _, s := range list {
+		res.Files = append(res.Files, syncproto.FileStatus{Path: s.Path, SHA: s.SHA, SyncStatus: s.Status,
+			LastSynced: s.LastSynced.UTC().Format("2006-01-02T15:04:05.000000Z07:00"), EntityID: s.EntityID.String()})
+	}
+	return res, nil
+}
