@@ -109,10 +109,10 @@ func (c *Client) newEntity(in StoreInput) (*Entity, error) {
 		Version:          1,
 		ClientID:         c.principal.clientID(),
 		EnrichmentStatus: StagePending,
-		ExtractionStatus: StageSkipped,
 		CreatedAt:        now,
 		UpdatedAt:        now,
 	}
+	e.ExtractionStatus = c.extractionStatusFor(e, in.SkipExtraction)
 	return e, nil
 }
 
@@ -229,6 +229,7 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 		next.EnrichmentStatus = StagePending
 		next.EnrichmentAttempts = 0
 		next.EnrichmentError = ""
+		next.ExtractionStatus = c.extractionStatusFor(next, false)
 	}
 	audit := c.auditEntry("entity.update", id.String(), map[string]any{"version": next.Version, "content_changed": rechunk})
 	if err := c.store.UpdateEntity(ctx, c.ws, next, cur.Version, chunks, audit); err != nil {
@@ -261,7 +262,12 @@ func (c *Client) Delete(ctx context.Context, id uuid.UUID) (*Entity, error) {
 		next.Version = cur.Version + 1
 		next.UpdatedAt = c.now()
 		audit := c.auditEntry("entity.delete", id.String(), map[string]any{"version": next.Version})
-		err = c.store.UpdateEntity(ctx, c.ws, next, cur.Version, nil, audit)
+		// The edges the entity's content and embeddings produced go with
+		// it; manual edges stay (hidden while an end is archived).
+		err = c.store.WriteBatch(ctx, c.ws, []BatchOp{
+			{Update: next, Expected: cur.Version, Audit: audit},
+			{Retract: &RetractEdges{Origin: id, Sources: []string{EdgeSourceLLM, EdgeSourceNeighbor}}},
+		})
 		if err == nil {
 			return next, nil
 		}

@@ -421,7 +421,8 @@ func (c *Client) groomOne(ctx context.Context, req GroomRequest, e *Entity, item
 			}
 			nu := &Entity{ID: newID(), Type: TypeMemory, Content: d.Content, Visibility: e.Visibility, Owner: e.Owner,
 				Status: StatusActive, Tags: tags, Source: EdgeSourceGrooming, Metadata: meta, Version: 1, ClientID: e.ClientID,
-				EnrichmentStatus: StagePending, ExtractionStatus: StageSkipped, CreatedAt: now, UpdatedAt: now}
+				EnrichmentStatus: StagePending, CreatedAt: now, UpdatedAt: now}
+			nu.ExtractionStatus = c.extractionStatusFor(nu, false)
 			src.Metadata[metaPromotedTo] = nu.ID.String()
 			src.Metadata[metaGroomAction] = "promoted"
 			ops = append(ops,

@@ -93,7 +93,16 @@ type BatchOp struct {
 	Edge *BatchEdge
 	// SyncState inserts or replaces the state of (repo, path).
 	SyncState *SyncFileState
-	Audit     *AuditEntry
+	// Retract deletes the edges whose origin is Retract.Origin and whose
+	// source is one of Retract.Sources (a deleted entity's derived edges).
+	Retract *RetractEdges
+	Audit   *AuditEntry
+}
+
+// RetractEdges names the derived edges of one origin.
+type RetractEdges struct {
+	Origin  uuid.UUID
+	Sources []string
 }
 
 // BatchEdge is an edge written by a batch.

@@ -52,6 +52,9 @@ type Config struct {
 	QueryCache QueryCacheConfig
 	// Worker configures asynchronous enrichment.
 	Worker WorkerConfig
+	// Extraction configures LLM relation extraction (off without an
+	// Extractor).
+	Extraction ExtractionConfig
 	// KeyPepper, when set, keys API-key digests with HMAC-SHA256
 	// (API_KEY_PEPPER). Keep it outside the database; changing it
 	// invalidates every key.
@@ -194,6 +197,7 @@ func (c *Config) defaults() {
 	if w.KeyUseFlushInterval == 0 {
 		w.KeyUseFlushInterval = time.Minute
 	}
+	c.Extraction.defaults()
 }
 
 func (c *Config) validate() error {
@@ -216,7 +220,7 @@ func (c *Config) validate() error {
 	if w.Concurrency < 1 || w.ClaimBatch < 1 || w.EmbedBatch < 1 || w.MaxAttempts < 1 {
 		return invalid("worker", "concurrency, claim_batch, embed_batch and max_attempts must be positive")
 	}
-	return nil
+	return c.Extraction.validate()
 }
 
 // Client is the entry point of the library, bound to one workspace. It is
@@ -238,8 +242,9 @@ type core struct {
 	modelID int64 // 0 when no embedder
 	qcache  *queryCache
 
-	wakeCh chan struct{}
-	keys   *keyCache
+	wakeCh        chan struct{}
+	extractWakeCh chan struct{}
+	keys          *keyCache
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -264,14 +269,15 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	co := &core{
-		cfg:      cfg,
-		store:    cfg.Store,
-		ws:       cfg.Workspace,
-		embedder: cfg.Embedder,
-		log:      cfg.Logger.With("workspace", cfg.Workspace),
-		chunkCfg: chunk.Config{Size: cfg.Chunking.Size, Overlap: cfg.Chunking.Overlap},
-		wakeCh:   make(chan struct{}, 1),
-		keys:     newKeyCache(),
+		cfg:           cfg,
+		store:         cfg.Store,
+		ws:            cfg.Workspace,
+		embedder:      cfg.Embedder,
+		log:           cfg.Logger.With("workspace", cfg.Workspace),
+		chunkCfg:      chunk.Config{Size: cfg.Chunking.Size, Overlap: cfg.Chunking.Overlap},
+		wakeCh:        make(chan struct{}, 1),
+		keys:          newKeyCache(),
+		extractWakeCh: make(chan struct{}, 1),
 	}
 	if cfg.Embedder != nil {
 		m := cfg.Embedder.Model()
@@ -312,6 +318,16 @@ func (c *Client) Principal() *Principal { return c.principal }
 func (c *core) wake() {
 	select {
 	case c.wakeCh <- struct{}{}:
+	default:
+	}
+	c.wakeExtraction()
+}
+
+// wakeExtraction tells the in-process extraction loops that work may be
+// due (new writes without an embedder, finished embeddings).
+func (c *core) wakeExtraction() {
+	select {
+	case c.extractWakeCh <- struct{}{}:
 	default:
 	}
 }

@@ -104,8 +104,9 @@ type Storage interface {
 	// Stats counts the workspace's entities and chunks and sizes the store.
 	Stats(ctx context.Context, ws string) (StoreStats, error)
 
-	LifecycleStorage // memory_storage.go: grooming, tasks, Markdown sync
-	TransferStorage  // transfer_storage.go: export and import of a whole workspace
+	LifecycleStorage  // memory_storage.go: grooming, tasks, Markdown sync
+	ExtractionStorage // extract_storage.go: the LLM extraction queue
+	TransferStorage   // transfer_storage.go: export and import of a whole workspace
 }
 
 // StoreStats summarises a workspace for operators.

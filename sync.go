@@ -176,6 +176,7 @@ func (c *Client) syncDocument(ctx context.Context, repo string, f syncproto.Uplo
 			next.Content = content
 			chunks = c.chunksFor(content)
 			next.EnrichmentStatus, next.EnrichmentAttempts, next.EnrichmentError = StagePending, 0, ""
+			next.ExtractionStatus = c.extractionStatusFor(next, false)
 		}
 		state.EntityID = cur.ID
 		return []BatchOp{
@@ -185,7 +186,7 @@ func (c *Client) syncDocument(ctx context.Context, repo string, f syncproto.Uplo
 		}, false, nil
 	}
 	e, err := c.newEntity(StoreInput{Type: TypeDocument, Content: content, Source: "sync:" + repo + "/" + f.Path,
-		Metadata: meta, SkipExtraction: true})
+		Metadata: meta})
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", f.Path, err)
 	}

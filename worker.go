@@ -129,6 +129,7 @@ func (c *core) enrichOnce(ctx context.Context) (EnrichStats, int, error) {
 	}
 	if st.Entities > 0 {
 		c.log.Info("embedded", "entities", st.Entities, "chunks", st.Chunks, "provider_calls", st.Calls)
+		c.wakeExtraction()
 	}
 	if len(bad) > 0 {
 		st.Failed = len(bad)
@@ -163,11 +164,24 @@ func (c *Client) Start(ctx context.Context) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c.workLoop(ctx)
+				c.loop(ctx, c.wakeCh, "enrichment", func(ctx context.Context) (int, error) {
+					_, n, err := c.enrichOnce(ctx)
+					return n, err
+				})
 			}()
 		}
 	} else {
 		c.log.Info("no embedding provider; enrichment is off and entities stay pending")
+	}
+	if c.cfg.Extraction.Extractor != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.loop(ctx, c.extractWakeCh, "extraction", func(ctx context.Context) (int, error) {
+				_, n, err := c.extractOnce(ctx)
+				return n, err
+			})
+		}()
 	}
 	if n, ok := c.store.(Notifier); ok {
 		wg.Add(1)
@@ -189,7 +203,8 @@ func (c *Client) Start(ctx context.Context) error {
 		close(c.done)
 	}()
 	c.wake()
-	c.log.Info("background work started", "enrichment_loops", c.cfg.Worker.Concurrency, "embedder", c.embedder != nil)
+	c.log.Info("background work started", "enrichment_loops", c.cfg.Worker.Concurrency, "embedder", c.embedder != nil,
+		"extraction", c.cfg.Extraction.Extractor != nil)
 	return nil
 }
 
@@ -232,7 +247,10 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 }
 
-func (c *core) workLoop(ctx context.Context) {
+// loop runs one kind of queue work (once claims a batch and returns how
+// many it claimed) whenever wake fires or the poll interval passes, until
+// ctx ends.
+func (c *core) loop(ctx context.Context, wake chan struct{}, kind string, once func(context.Context) (int, error)) {
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	failures := 0
@@ -240,18 +258,18 @@ func (c *core) workLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-c.wakeCh:
+		case <-wake:
 		case <-poll.C:
 		}
 		for ctx.Err() == nil {
-			_, n, err := c.enrichOnce(ctx)
+			n, err := once(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
 				failures++
 				wait := min(time.Duration(failures)*time.Second, 30*time.Second)
-				c.log.Error("enrichment worker error", "err", err, "retry_in", wait.String())
+				c.log.Error(kind+" worker error", "err", err, "retry_in", wait.String())
 				select {
 				case <-ctx.Done():
 					return
@@ -264,7 +282,10 @@ func (c *core) workLoop(ctx context.Context) {
 				break
 			}
 			// More work may remain: let a sibling loop help.
-			c.wake()
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
 		}
 		poll.Reset(c.cfg.Worker.PollInterval)
 	}

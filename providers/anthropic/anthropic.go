@@ -2,11 +2,12 @@
 // the answer's JSON Schema is offered as the only tool and the model is
 // made to call it (tool_choice), so the tool call's input is the answer.
 //
-// Errors wrap postgram.ErrRateLimited (HTTP 429), postgram.ErrUnavailable
-// (5xx including 529 overloaded, connection failures, timeouts,
-// cancellation) or postgram.ErrLLMFailed (any other refusal, a model
-// refusal, a truncated or off-schema answer). The API key never appears in
-// an error message.
+// Errors wrap postgram.ErrRateLimited (HTTP 429; the error has a
+// RetryAfter() time.Duration method reporting the retry-after header, 0
+// when absent), postgram.ErrUnavailable (5xx including 529 overloaded,
+// connection failures, timeouts, cancellation) or postgram.ErrLLMFailed
+// (any other refusal, a model refusal, a truncated or off-schema answer).
+// The API key never appears in an error message.
 package anthropic
 
 import (
@@ -183,17 +184,23 @@ func (c *Client) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (jso
 		}
 	}
 	switch resp.StopReason {
-	case "max_tokens":
-		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer was truncated (stop_reason max_tokens); raise the token limit or shorten the input")
+	case "max_tokens", "model_context_window_exceeded":
+		// The tool input is cut off (or absent): never use it.
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer was truncated (stop_reason %s); raise the token limit or shorten the input", resp.StopReason)
 	case "refusal":
-		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the model refused: %s", httpjson.Excerpt(text.String()))
+		// Content, if any, is the partial output before the refusal,
+		// not an explanation.
+		if t := strings.TrimSpace(text.String()); t != "" {
+			return nil, c.client.Errorf(postgram.ErrLLMFailed, "the model refused (stop_reason refusal) after writing %q", httpjson.Excerpt(t))
+		}
+		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the model refused (stop_reason refusal)")
 	}
 	for _, b := range resp.Content {
 		if b.Type != "tool_use" || b.Name != name {
 			continue
 		}
 		if out, ok := httpjson.JSONAnswer(string(b.Input)); ok && strings.HasPrefix(string(out), "{") {
-			return out, nil
+			return unstringify(out, req.Schema), nil
 		}
 		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the tool input is not a JSON object: %q", httpjson.Excerpt(string(b.Input)))
 	}
@@ -201,6 +208,46 @@ func (c *Client) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (jso
 		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the model answered in text instead of calling the %s tool: %q", name, httpjson.Excerpt(text.String()))
 	}
 	return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer has no %s tool call (stop_reason %q)", name, resp.StopReason)
+}
+
+// unstringify repairs a known quirk of Claude's tool calls: a property the
+// schema declares as an array or object sometimes arrives as a string
+// holding that array's or object's JSON. Only top-level properties are
+// repaired; anything else is returned unchanged for the caller's schema
+// check to judge.
+func unstringify(input json.RawMessage, schema map[string]any) json.RawMessage {
+	props, _ := schema["properties"].(map[string]any)
+	if len(props) == 0 {
+		return input
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(input, &obj) != nil {
+		return input
+	}
+	changed := false
+	for k, v := range obj {
+		p, _ := props[k].(map[string]any)
+		want, _ := p["type"].(string)
+		open := map[string]byte{"array": '[', "object": '{'}[want]
+		var str string
+		if open == 0 || json.Unmarshal(v, &str) != nil {
+			continue
+		}
+		inner := strings.TrimSpace(str)
+		if inner == "" || inner[0] != open || !json.Valid([]byte(inner)) {
+			continue
+		}
+		obj[k] = json.RawMessage(inner)
+		changed = true
+	}
+	if !changed {
+		return input
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return input
+	}
+	return out
 }
 
 // invalid builds a configuration error naming the field.

@@ -30,6 +30,12 @@ type ChatConfig struct {
 	// ReasoningEffort, when set (minimal, low, medium, high), is sent as
 	// "think" for reasoning models (minimal turns thinking off).
 	ReasoningEffort string
+	// ContextLength, when positive, is sent as options.num_ctx. Ollama's
+	// default context (2048 or 4096 tokens, by version and server
+	// settings) silently drops the start of a longer prompt; extraction
+	// prompts run to about 8k tokens for long content. Zero keeps the
+	// server's default.
+	ContextLength int
 	// Timeout bounds each call. Default 120s (a model may need loading).
 	Timeout time.Duration
 	// HTTPClient sends the requests. Default: a new client.
@@ -42,6 +48,7 @@ type Chat struct {
 	endpoint string
 	model    string
 	think    any
+	numCtx   int
 	client   *httpjson.Client
 }
 
@@ -66,6 +73,10 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 	switch {
 	case strings.TrimSpace(cfg.Model) != cfg.Model:
 		return nil, invalid("model", "must not have leading or trailing spaces")
+	case httpjson.HasControl(cfg.Model):
+		return nil, invalid("model", "must not contain control characters or newlines")
+	case cfg.ContextLength < 0:
+		return nil, invalid("context_length", "must be positive, got %d", cfg.ContextLength)
 	case cfg.Timeout < 0:
 		return nil, invalid("timeout", "must be positive, got %s", cfg.Timeout)
 	case httpjson.HasControl(cfg.APIKey):
@@ -89,6 +100,7 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 		endpoint: base + "/api/chat",
 		model:    cfg.Model,
 		think:    think,
+		numCtx:   cfg.ContextLength,
 		client: &httpjson.Client{Prefix: "ollama chat", HTTPClient: cfg.HTTPClient, Timeout: cfg.Timeout,
 			MaxBody: 16 << 20, Header: header, Secret: cfg.APIKey, Failure: postgram.ErrLLMFailed},
 	}, nil
@@ -115,7 +127,7 @@ type chatRequest struct {
 	Model    string         `json:"model"`
 	Messages []chatMessage  `json:"messages"`
 	Stream   bool           `json:"stream"`
-	Format   map[string]any `json:"format"`
+	Format   any            `json:"format"`
 	Think    any            `json:"think,omitempty"`
 	Options  map[string]any `json:"options"`
 }
@@ -137,13 +149,20 @@ func (c *Chat) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.
 	if req.MaxTokens > 0 {
 		opts["num_predict"] = req.MaxTokens
 	}
+	if c.numCtx > 0 {
+		opts["num_ctx"] = c.numCtx
+	}
+	var format any = "json" // JSON mode when there is no schema
+	if req.Schema != nil {
+		format = req.Schema
+	}
 	body := chatRequest{
 		Model: c.model,
 		Messages: []chatMessage{
 			{Role: "system", Content: req.System},
 			{Role: "user", Content: req.Prompt},
 		},
-		Format:  req.Schema,
+		Format:  format,
 		Think:   c.think,
 		Options: opts,
 	}

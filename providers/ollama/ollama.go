@@ -1,11 +1,14 @@
 // Package ollama implements postgram.Embedder for an Ollama server's
-// /api/embed endpoint.
+// /api/embed endpoint and postgram.LLM (Chat) for its /api/chat endpoint
+// with a JSON Schema as "format".
 //
-// Errors wrap postgram.ErrRateLimited (HTTP 429), postgram.ErrUnavailable
-// (5xx, connection failures, timeouts, cancellation) or
-// postgram.ErrEmbeddingFailed (any other refusal such as an unknown model,
-// malformed or inconsistent responses). The API key, if any, never appears
-// in an error message.
+// Errors wrap postgram.ErrRateLimited (HTTP 429; the error has a
+// RetryAfter() time.Duration method reporting Retry-After, 0 when absent),
+// postgram.ErrUnavailable (5xx, connection failures, timeouts,
+// cancellation) or, for any other refusal such as an unknown model and for
+// malformed, inconsistent or truncated answers, postgram.ErrEmbeddingFailed
+// (Embedder) or postgram.ErrLLMFailed (Chat). The API key, if any, never
+// appears in an error message.
 package ollama
 
 import (

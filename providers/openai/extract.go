@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -20,8 +21,9 @@ const (
 // ChatConfig configures a Chat client. Zero fields take the documented
 // defaults.
 type ChatConfig struct {
-	// APIKey is sent as "Authorization: Bearer <APIKey>"; it may be empty
-	// for OpenAI-compatible servers that need none.
+	// APIKey is sent as "Authorization: Bearer <APIKey>". Required for
+	// api.openai.com; it may be empty for OpenAI-compatible servers that
+	// need none.
 	APIKey string
 	// BaseURL is the API root including any /v1; requests go to
 	// BaseURL + "/chat/completions". Default "https://api.openai.com/v1".
@@ -87,6 +89,12 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 	switch {
 	case strings.TrimSpace(cfg.Model) != cfg.Model:
 		return nil, invalid("model", "must not have leading or trailing spaces")
+	case httpjson.HasControl(cfg.Model):
+		return nil, invalid("model", "must not contain control characters or newlines")
+	case !validProvider(cfg.Provider):
+		return nil, invalid("provider", "%q is not a provider name (letters, digits, '.', '_' and '-'; e.g. openai or openai-compatible)", cfg.Provider)
+	case cfg.APIKey == "" && isOpenAIHost(base):
+		return nil, invalid("api_key", "is required for %s (OPENAI_API_KEY)", base)
 	case cfg.Timeout < 0:
 		return nil, invalid("timeout", "must be positive, got %s", cfg.Timeout)
 	case httpjson.HasControl(cfg.APIKey):
@@ -170,13 +178,21 @@ type chatResponse struct {
 
 // GenerateJSON implements postgram.LLM.
 func (c *Chat) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.RawMessage, error) {
+	name := req.SchemaName
+	if name == "" {
+		name = "answer" // json_schema.name is required
+	}
+	format := responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: name, Strict: true, Schema: req.Schema}}
+	if req.Schema == nil {
+		format = responseFormat{Type: "json_object"} // strict mode rejects a null schema
+	}
 	body := chatRequest{
 		Model: c.model,
 		Messages: []chatMessage{
 			{Role: "system", Content: req.System},
 			{Role: "user", Content: req.Prompt},
 		},
-		ResponseFormat:  responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: req.SchemaName, Strict: true, Schema: req.Schema}},
+		ResponseFormat:  format,
 		ReasoningEffort: c.effort,
 	}
 	if c.effort == "" && !isReasoningModel(c.model) {
@@ -218,6 +234,26 @@ func (c *Chat) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.
 		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer is not JSON: %q", httpjson.Excerpt(*ch.Message.Content))
 	}
 	return out, nil
+}
+
+// validProvider reports a provenance label: 1 to 64 letters, digits, '.',
+// '_' or '-'.
+func validProvider(p string) bool {
+	if p == "" || len(p) > 64 {
+		return false
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// isOpenAIHost reports whether base is OpenAI's own API, which needs a key.
+func isOpenAIHost(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
 }
 
 // isReasoningModel reports models that reject a temperature.

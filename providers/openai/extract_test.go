@@ -16,9 +16,9 @@ import (
 	"github.com/postgram-go/postgram"
 )
 
-// chatServer answers POST /v1/chat/completions with handler after checking
-// the request, which it hands to check.
-func chatServer(t *testing.T, check func(map[string]any), handler func(w http.ResponseWriter)) *httptest.Server {
+// chatServer answers POST /v1/chat/completions with handler after handing
+// the request and its decoded body to check.
+func chatServer(t *testing.T, check func(*http.Request, map[string]any), handler func(w http.ResponseWriter)) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
@@ -31,7 +31,7 @@ func chatServer(t *testing.T, check func(map[string]any), handler func(w http.Re
 			t.Errorf("request is not JSON: %v", err)
 		}
 		if check != nil {
-			check(body)
+			check(r, body)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		handler(w)
@@ -55,7 +55,7 @@ const goodAnswer = `{"entities":[{"name":"Alice Chen","type":"person"},{"name":"
 func TestChatExtractSuccess(t *testing.T) {
 	t.Parallel()
 	var got map[string]any
-	srv := chatServer(t, func(b map[string]any) { got = b }, func(w http.ResponseWriter) {
+	srv := chatServer(t, func(_ *http.Request, b map[string]any) { got = b }, func(w http.ResponseWriter) {
 		io.WriteString(w, completion(goodAnswer, "stop"))
 	})
 	x, err := NewExtractor(ChatConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1"})
@@ -132,13 +132,14 @@ func TestChatCompatibleDialect(t *testing.T) {
 func TestChatFailures(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name    string
-		status  int
-		header  map[string]string
-		body    string
-		slow    bool
-		want    error
-		message string
+		name       string
+		status     int
+		header     map[string]string
+		body       string
+		slow       bool
+		want       error
+		message    string
+		retryAfter time.Duration
 	}{
 		{name: "bad request", status: 400, body: `{"error":{"message":"Invalid schema for response_format 'graph_extraction'","type":"invalid_request_error","param":"response_format","code":null}}`,
 			want: postgram.ErrLLMFailed, message: "Invalid schema"},
@@ -146,7 +147,21 @@ func TestChatFailures(t *testing.T) {
 			want: postgram.ErrLLMFailed, message: "[REDACTED]"},
 		{name: "rate limited", status: 429, header: map[string]string{"Retry-After": "20"},
 			body: `{"error":{"message":"Rate limit reached for gpt-4o-mini in organization org-x on tokens per min (TPM): Limit 200000, Used 199500, Requested 900.","type":"tokens","code":"rate_limit_exceeded"}}`,
-			want: postgram.ErrRateLimited, message: "retry after 20s"},
+			want: postgram.ErrRateLimited, message: "retry after 20s", retryAfter: 20 * time.Second},
+		{name: "rate limited in milliseconds", status: 429, header: map[string]string{"Retry-After-Ms": "1500", "Retry-After": "2"},
+			body: `{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
+			want: postgram.ErrRateLimited, message: "(retry after 1.5s)", retryAfter: 1500 * time.Millisecond},
+		{name: "quota exhausted", status: 429,
+			body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,
+			want: postgram.ErrRateLimited, message: "code: insufficient_quota"},
+		{name: "bad gateway", status: 502, body: "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n</html>", want: postgram.ErrUnavailable, message: "502 Bad Gateway"},
+		{name: "error with 200", status: 200, body: `{"error":{"message":"The model produced invalid content.","type":"model_error"}}`,
+			want: postgram.ErrLLMFailed, message: "provider error: The model produced invalid content. (type: model_error)"},
+		{name: "truncated but parseable", status: 200, body: completion(`{"entities":[],"relations":[]}`, "length"), want: postgram.ErrLLMFailed, message: "finish_reason length"},
+		{name: "tool call instead of content", status: 200, body: `{"id":"chatcmpl-3","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"x","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`,
+			want: postgram.ErrLLMFailed, message: "no content"},
+		{name: "unknown entity type", status: 200, body: completion(`{"entities":[{"name":"Bob","type":"alien"}],"relations":[]}`, "stop"),
+			want: postgram.ErrLLMFailed, message: `entities[0].type "alien" is not an entity type`},
 		{name: "server error", status: 503, body: `{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error"}}`,
 			want: postgram.ErrUnavailable, message: "overloaded"},
 		{name: "timeout", status: 200, slow: true, body: completion(goodAnswer, "stop"), want: postgram.ErrUnavailable, message: "no complete response"},
@@ -189,15 +204,126 @@ func TestChatFailures(t *testing.T) {
 			if strings.Contains(err.Error(), "sk-test") {
 				t.Errorf("the API key leaked: %v", err)
 			}
+			var ra interface{ RetryAfter() time.Duration }
+			switch {
+			case errors.As(err, &ra):
+				if ra.RetryAfter() != tt.retryAfter {
+					t.Errorf("RetryAfter() = %v, want %v", ra.RetryAfter(), tt.retryAfter)
+				}
+			case tt.want == postgram.ErrRateLimited:
+				t.Errorf("a rate-limit error %T has no RetryAfter method", err)
+			}
+		})
+	}
+}
+
+func TestChatRequest(t *testing.T) {
+	t.Parallel()
+	schema := map[string]any{"type": "object", "properties": map[string]any{}, "required": []any{}, "additionalProperties": false}
+	tests := []struct {
+		name   string
+		cfg    ChatConfig
+		req    postgram.LLMRequest
+		header map[string]string
+		want   map[string]any // expected request fields; nil values must be absent
+	}{
+		{name: "openai", cfg: ChatConfig{APIKey: "sk-test", UserAgent: "postgram-test/1"},
+			req:    postgram.LLMRequest{System: "s", Prompt: "p", SchemaName: "verdict", Schema: schema, MaxTokens: 512},
+			header: map[string]string{"Authorization": "Bearer sk-test", "User-Agent": "postgram-test/1", "Content-Type": "application/json"},
+			want: map[string]any{"model": DefaultChatModel, "temperature": float64(0), "max_completion_tokens": float64(512), "max_tokens": nil,
+				"reasoning_effort": nil, "stream": nil,
+				"messages":        []any{map[string]any{"role": "system", "content": "s"}, map[string]any{"role": "user", "content": "p"}},
+				"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "verdict", "strict": true, "schema": schema}}}},
+		{name: "reasoning model", cfg: ChatConfig{APIKey: "sk-test", Model: "gpt-5-mini", ReasoningEffort: "low"},
+			req:    postgram.LLMRequest{Prompt: "p", SchemaName: "verdict", Schema: schema},
+			header: map[string]string{"Authorization": "Bearer sk-test"},
+			want:   map[string]any{"model": "gpt-5-mini", "temperature": nil, "reasoning_effort": "low", "max_completion_tokens": nil}},
+		{name: "unnamed schema", cfg: ChatConfig{APIKey: "sk-test"},
+			req: postgram.LLMRequest{Prompt: "p", Schema: schema},
+			want: map[string]any{"response_format": map[string]any{"type": "json_schema",
+				"json_schema": map[string]any{"name": "answer", "strict": true, "schema": schema}}}},
+		{name: "no schema", cfg: ChatConfig{Provider: "openai-compatible", Model: "llama-3.1-8b-instruct"},
+			req:    postgram.LLMRequest{Prompt: "p", MaxTokens: 64},
+			header: map[string]string{"Authorization": ""},
+			want:   map[string]any{"response_format": map[string]any{"type": "json_object"}, "max_tokens": float64(64), "max_completion_tokens": nil}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var body map[string]any
+			var header http.Header
+			srv := chatServer(t, func(r *http.Request, b map[string]any) { header, body = r.Header.Clone(), b }, func(w http.ResponseWriter) {
+				io.WriteString(w, completion(`{"ok":true}`, "stop"))
+			})
+			tt.cfg.BaseURL = srv.URL + "/v1"
+			c, err := NewChat(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := c.GenerateJSON(context.Background(), tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(raw) != `{"ok":true}` {
+				t.Errorf("raw = %s", raw)
+			}
+			for k, v := range tt.header {
+				if got := header.Get(k); got != v {
+					t.Errorf("header %s = %q, want %q", k, got, v)
+				}
+			}
+			for k, want := range tt.want {
+				got, ok := body[k]
+				if want == nil {
+					if ok {
+						t.Errorf("%s = %v, want it absent", k, got)
+					}
+					continue
+				}
+				if d := cmp.Diff(want, got); d != "" {
+					t.Errorf("%s (-want +got):\n%s", k, d)
+				}
+			}
 		})
 	}
 }
 
 func TestChatConfig(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []ChatConfig{{BaseURL: "ftp://x"}, {Model: " gpt"}, {ReasoningEffort: "extreme"}, {APIKey: "a\nb"}} {
-		if _, err := NewChat(cfg); !errors.Is(err, postgram.ErrInvalidArgument) {
-			t.Errorf("NewChat(%+v) = %v, want invalid argument", cfg, err)
+	c, err := NewChat(ChatConfig{APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.endpoint != DefaultBaseURL+"/chat/completions" || c.Info() != (postgram.LLMInfo{Provider: "openai", Model: DefaultChatModel}) ||
+		c.client.Timeout != DefaultChatTimeout || c.compatible {
+		t.Errorf("defaults: endpoint %q, info %+v, timeout %s, compatible %v", c.endpoint, c.Info(), c.client.Timeout, c.compatible)
+	}
+	if c, err := NewChat(ChatConfig{BaseURL: "http://127.0.0.1:8000/v1", Provider: "openai-compatible"}); err != nil || !c.compatible {
+		t.Errorf("a keyless compatible server: %v, compatible %v", err, c != nil && c.compatible)
+	}
+	tests := []struct {
+		cfg   ChatConfig
+		field string
+	}{
+		{ChatConfig{APIKey: "sk-test", BaseURL: "ftp://x"}, "base_url"},
+		{ChatConfig{APIKey: "sk-test", BaseURL: "https://api.openai.com/v1?x=1"}, "base_url"},
+		{ChatConfig{}, "api_key"},
+		{ChatConfig{BaseURL: "https://API.openai.com/v1/"}, "api_key"},
+		{ChatConfig{APIKey: "sk-\ntest"}, "api_key"},
+		{ChatConfig{APIKey: "sk-test", Model: " gpt"}, "model"},
+		{ChatConfig{APIKey: "sk-test", Model: "gpt\t4o"}, "model"},
+		{ChatConfig{APIKey: "sk-test", Provider: "open ai"}, "provider"},
+		{ChatConfig{APIKey: "sk-test", ReasoningEffort: "extreme"}, "reasoning_effort"},
+		{ChatConfig{APIKey: "sk-test", Timeout: -time.Second}, "timeout"},
+		{ChatConfig{APIKey: "sk-test", UserAgent: "a\r\nb"}, "user_agent"},
+	}
+	for _, tt := range tests {
+		_, err := NewChat(tt.cfg)
+		if !errors.Is(err, postgram.ErrInvalidArgument) || postgram.FieldOf(err) != tt.field {
+			t.Errorf("NewChat(%+v) = %v, want an invalid %s", tt.cfg, err, tt.field)
+		}
+		if err != nil && strings.Contains(err.Error(), "sk-test") {
+			t.Errorf("NewChat: the API key leaked: %v", err)
 		}
 	}
 }

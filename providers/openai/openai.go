@@ -1,11 +1,15 @@
 // Package openai implements postgram.Embedder for the OpenAI embeddings API
-// and for servers that speak the same wire format (vLLM, LiteLLM, LocalAI,
-// llama.cpp server, ...).
+// and postgram.LLM (Chat) for the chat completions API with JSON-schema
+// structured output, for OpenAI and for servers that speak the same wire
+// format (vLLM, LiteLLM, LocalAI, llama.cpp server, ...).
 //
-// Errors wrap postgram.ErrRateLimited (HTTP 429), postgram.ErrUnavailable
-// (5xx, connection failures, timeouts, cancellation) or
-// postgram.ErrEmbeddingFailed (any other refusal, malformed or inconsistent
-// responses). The API key never appears in an error message.
+// Errors wrap postgram.ErrRateLimited (HTTP 429; the error has a
+// RetryAfter() time.Duration method reporting retry-after-ms or
+// Retry-After, 0 when absent), postgram.ErrUnavailable (5xx, connection
+// failures, timeouts, cancellation) or, for any other refusal and for
+// malformed, inconsistent, refused or truncated answers,
+// postgram.ErrEmbeddingFailed (Embedder) or postgram.ErrLLMFailed (Chat).
+// The API key never appears in an error message.
 package openai
 
 import (

@@ -169,7 +169,10 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 				enrichment_error = CASE WHEN $15 THEN '' ELSE enrichment_error END,
 				enrichment_queued_at = CASE WHEN $15 THEN $13 ELSE enrichment_queued_at END,
 				enrichment_retry_at = CASE WHEN $15 THEN NULL ELSE enrichment_retry_at END,
-				enrichment_leased_until = CASE WHEN $15 THEN NULL ELSE enrichment_leased_until END
+				enrichment_leased_until = CASE WHEN $15 THEN NULL ELSE enrichment_leased_until END,
+				extraction_attempts = CASE WHEN $15 THEN 0 ELSE extraction_attempts END,
+				extraction_error = CASE WHEN $15 THEN '' ELSE extraction_error END,
+				extraction_retry_at = CASE WHEN $15 THEN NULL ELSE extraction_retry_at END
 			WHERE workspace_id = $1 AND id = $2 AND version = $3`,
 			ws, e.ID, expected, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags),
 			e.Source, meta, e.Version, e.UpdatedAt, e.ExtractionStatus, rechunk, e.EnrichmentStatus)

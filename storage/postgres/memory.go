@@ -140,6 +140,9 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []postgram.BatchO
 				err = edgeTx(ctx, tx, ws, op.Edge)
 			case op.SyncState != nil:
 				err = syncStateTx(ctx, tx, ws, op.SyncState)
+			case op.Retract != nil:
+				_, err = tx.Exec(ctx, "DELETE FROM edges WHERE workspace_id = $1 AND origin_id = $2 AND source = ANY($3)",
+					ws, op.Retract.Origin, op.Retract.Sources)
 			default:
 				err = fmt.Errorf("batch op %d sets nothing: %w", i, postgram.ErrInvalidArgument)
 			}
@@ -218,7 +221,10 @@ func updateTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, exp
 			enrichment_error = CASE WHEN $15 THEN '' ELSE enrichment_error END,
 			enrichment_queued_at = CASE WHEN $15 THEN $13 ELSE enrichment_queued_at END,
 			enrichment_retry_at = CASE WHEN $15 THEN NULL ELSE enrichment_retry_at END,
-			enrichment_leased_until = CASE WHEN $15 THEN NULL ELSE enrichment_leased_until END
+			enrichment_leased_until = CASE WHEN $15 THEN NULL ELSE enrichment_leased_until END,
+				extraction_attempts = CASE WHEN $15 THEN 0 ELSE extraction_attempts END,
+				extraction_error = CASE WHEN $15 THEN '' ELSE extraction_error END,
+				extraction_retry_at = CASE WHEN $15 THEN NULL ELSE extraction_retry_at END
 		WHERE workspace_id = $1 AND id = $2 AND version = $3`,
 		ws, e.ID, expected, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags),
 		e.Source, meta, e.Version, e.UpdatedAt, e.ExtractionStatus, rechunk, e.EnrichmentStatus)

@@ -142,6 +142,9 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []postgram.BatchO
 				err = edgeTx(ctx, tx, ws, op.Edge)
 			case op.SyncState != nil:
 				err = syncStateTx(ctx, tx, ws, op.SyncState)
+			case op.Retract != nil:
+				_, err = tx.ExecContext(ctx, `DELETE FROM edges WHERE workspace_id = ? AND origin_id = ?
+					AND source IN (SELECT value FROM json_each(?))`, ws, op.Retract.Origin.String(), stringsJSON(op.Retract.Sources))
 			default:
 				err = fmt.Errorf("batch op %d sets nothing: %w", i, postgram.ErrInvalidArgument)
 			}
@@ -203,7 +206,10 @@ func updateTx(ctx context.Context, tx *sql.Tx, ws string, e *postgram.Entity, ex
 			enrichment_error = CASE WHEN ?14 THEN '' ELSE enrichment_error END,
 			enrichment_queued_at = CASE WHEN ?14 THEN ?12 ELSE enrichment_queued_at END,
 			enrichment_retry_at = CASE WHEN ?14 THEN NULL ELSE enrichment_retry_at END,
-			enrichment_leased_until = CASE WHEN ?14 THEN NULL ELSE enrichment_leased_until END
+			enrichment_leased_until = CASE WHEN ?14 THEN NULL ELSE enrichment_leased_until END,
+				extraction_attempts = CASE WHEN ?14 THEN 0 ELSE extraction_attempts END,
+				extraction_error = CASE WHEN ?14 THEN '' ELSE extraction_error END,
+				extraction_retry_at = CASE WHEN ?14 THEN NULL ELSE extraction_retry_at END
 		WHERE workspace_id = ?1 AND id = ?2 AND version = ?16
 		RETURNING rid`,
 		ws, e.ID.String(), e.Type, e.Content, e.Visibility, e.Owner, e.Status, stringsJSON(e.Tags),

@@ -58,6 +58,7 @@ func Run(t *testing.T, open Opener) {
 		{"KeyRevocationAcrossClients", testKeyRevocationAcrossClients},
 		{"Audit", testAudit},
 		{"Graph", testGraph},
+		{"Extraction", testExtraction},                           // extraction.go
 		{"Tasks", testTasks},                                     // tasks.go
 		{"SessionContextIsolation", testSessionContextIsolation}, // memory.go
 		{"GroomSessionContext", testGroomSessionContext},

@@ -3,7 +3,7 @@
 // response body and classifies every failure into exactly one of postgram's
 // sentinel errors:
 //
-//   - HTTP 429                                   → postgram.ErrRateLimited
+//   - HTTP 429                                   → postgram.ErrRateLimited (a *RateLimitError carrying Retry-After)
 //   - HTTP 5xx, 408, connection errors, timeouts → postgram.ErrUnavailable
 //   - other non-2xx statuses, malformed JSON      → postgram.ErrEmbeddingFailed (or Client.Failure)
 //
@@ -155,15 +155,56 @@ func (c *Client) StatusError(status int, header http.Header, body []byte, now ti
 	}
 	switch {
 	case status == http.StatusTooManyRequests:
-		if d, ok := RetryAfter(header.Get("Retry-After"), now); ok {
-			desc += fmt.Sprintf(" (retry after %ds)", int64(d/time.Second))
+		d, ok := retryAfterHeader(header, now)
+		if ok {
+			desc += " (retry after " + waitText(d) + ")"
 		}
-		return c.Errorf(postgram.ErrRateLimited, "%s", desc)
+		return &RateLimitError{msg: c.Errorf(postgram.ErrRateLimited, "%s", desc).Error(), wait: d}
 	case status >= 500, status == http.StatusRequestTimeout:
 		return c.Errorf(postgram.ErrUnavailable, "%s", desc)
 	default:
 		return c.Errorf(c.failure(), "%s", desc)
 	}
+}
+
+// RateLimitError is the error for an HTTP 429 answer. It wraps
+// postgram.ErrRateLimited, and RetryAfter reports the wait the provider
+// asked for (0 when it named none). The type is internal to providers/;
+// other packages read the wait through an interface:
+//
+//	var ra interface{ RetryAfter() time.Duration }
+//	if errors.As(err, &ra) && ra.RetryAfter() > 0 { ... }
+type RateLimitError struct {
+	msg  string
+	wait time.Duration
+}
+
+func (e *RateLimitError) Error() string { return e.msg }
+
+// Unwrap makes errors.Is(err, postgram.ErrRateLimited) true.
+func (e *RateLimitError) Unwrap() error { return postgram.ErrRateLimited }
+
+// RetryAfter is the wait the provider asked for, 0 when it named none.
+func (e *RateLimitError) RetryAfter() time.Duration { return e.wait }
+
+// retryAfterHeader reads the wait a 429 answer asks for: retry-after-ms
+// (OpenAI, Azure OpenAI) when valid, else Retry-After.
+func retryAfterHeader(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < float64(1<<31)*1000 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	return RetryAfter(h.Get("Retry-After"), now)
+}
+
+// waitText renders a wait as whole seconds ("20s"), or with a fraction
+// ("1.5s", "250ms") when it is not whole.
+func waitText(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", int64(d/time.Second))
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 // canceled reports that the caller's context ended.

@@ -277,3 +277,45 @@ func TestPostJSONClientTimeout(t *testing.T) {
 		t.Fatalf("PostJSON = %v, want ErrUnavailable mentioning a timeout", err)
 	}
 }
+
+func TestRateLimitErrorRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name    string
+		header  http.Header
+		want    time.Duration
+		wantMsg string
+	}{
+		{name: "none", want: 0, wantMsg: "p: rate limited: HTTP 429 Too Many Requests"},
+		{name: "seconds", header: http.Header{"Retry-After": {"20"}}, want: 20 * time.Second,
+			wantMsg: "p: rate limited: HTTP 429 Too Many Requests (retry after 20s)"},
+		{name: "date", header: http.Header{"Retry-After": {now.Add(time.Minute).Format(http.TimeFormat)}}, want: time.Minute,
+			wantMsg: "p: rate limited: HTTP 429 Too Many Requests (retry after 60s)"},
+		{name: "milliseconds win", header: http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}}, want: 1500 * time.Millisecond,
+			wantMsg: "p: rate limited: HTTP 429 Too Many Requests (retry after 1.5s)"},
+		{name: "bad milliseconds fall back", header: http.Header{"Retry-After-Ms": {"soon"}, "Retry-After": {"2"}}, want: 2 * time.Second,
+			wantMsg: "p: rate limited: HTTP 429 Too Many Requests (retry after 2s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := &Client{Prefix: "p", Secret: "sk-x"}
+			err := c.StatusError(http.StatusTooManyRequests, tt.header, nil, now)
+			if !errors.Is(err, postgram.ErrRateLimited) {
+				t.Fatalf("StatusError = %v, want ErrRateLimited", err)
+			}
+			// What code outside providers/ can do without naming the type.
+			var ra interface{ RetryAfter() time.Duration }
+			if !errors.As(err, &ra) {
+				t.Fatalf("StatusError = %T, which has no RetryAfter method", err)
+			}
+			if ra.RetryAfter() != tt.want {
+				t.Errorf("RetryAfter() = %v, want %v", ra.RetryAfter(), tt.want)
+			}
+			if diff := cmp.Diff(tt.wantMsg, err.Error()); diff != "" {
+				t.Errorf("message (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,190 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/postgram-go/postgram"
+)
+
+// ClaimExtraction implements postgram.ExtractionStorage with the same
+// FOR UPDATE SKIP LOCKED lease as the embedding queue.
+func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.ExtractClaim) ([]postgram.ExtractJob, error) {
+	rows, err := s.pool.Query(ctx, `
+		UPDATE entities e SET extraction_leased_until = now() + make_interval(secs => $4)
+		FROM (
+			SELECT workspace_id, id FROM entities
+			WHERE workspace_id = $1
+			  AND (extraction_status = 'pending' OR (extraction_status = 'failed' AND extraction_attempts < $3))
+			  AND (extraction_retry_at IS NULL OR extraction_retry_at <= now())
+			  AND (extraction_leased_until IS NULL OR extraction_leased_until < now())
+			  AND (NOT $5 OR enrichment_status = 'completed')
+			ORDER BY extraction_queued_at NULLS FIRST, id
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED
+		) q
+		WHERE e.workspace_id = q.workspace_id AND e.id = q.id
+		RETURNING e.id, e.chunk_generation, e.extraction_attempts, e.extraction_provider, e.extraction_model`,
+		ws, q.Max, q.MaxAttempts, q.Lease.Seconds(), q.AfterEmbedding)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: claim extraction work: %w", mapErr(err))
+	}
+	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.ExtractJob, error) {
+		var j postgram.ExtractJob
+		err := r.Scan(&j.EntityID, &j.Generation, &j.Attempts, &j.Override.Provider, &j.Override.Model)
+		return j, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: claim extraction work: %w", mapErr(err))
+	}
+	return jobs, nil
+}
+
+// CompleteExtraction implements postgram.ExtractionStorage.
+func (s *Store) CompleteExtraction(ctx context.Context, ws string, r postgram.ExtractResult) (int, bool, error) {
+	written, ok := 0, false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var gen int64
+		err := tx.QueryRow(ctx, "SELECT chunk_generation FROM entities WHERE workspace_id = $1 AND id = $2 FOR UPDATE",
+			ws, r.EntityID).Scan(&gen)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if gen != r.Generation {
+			_, err := tx.Exec(ctx, "UPDATE entities SET extraction_leased_until = NULL WHERE workspace_id = $1 AND id = $2", ws, r.EntityID)
+			return err
+		}
+		notify := false
+		for _, p := range r.Creates {
+			if err := createTx(ctx, tx, ws, p.Entity, p.Chunks); err != nil {
+				return err
+			}
+			notify = true
+		}
+		if len(r.Retract) > 0 {
+			if _, err := tx.Exec(ctx, "DELETE FROM edges WHERE workspace_id = $1 AND origin_id = $2 AND source = ANY($3)",
+				ws, r.EntityID, r.Retract); err != nil {
+				return err
+			}
+		}
+		out, err := upsertEdges(ctx, tx, ws, r.Edges)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE entities SET extraction_status = 'completed', extraction_attempts = 0,
+				extraction_error = '', extraction_retry_at = NULL, extraction_leased_until = NULL, extraction_queued_at = NULL,
+				extraction_provider = '', extraction_model = ''
+			WHERE workspace_id = $1 AND id = $2`, ws, r.EntityID); err != nil {
+			return err
+		}
+		if err := auditInsert(ctx, tx, ws, r.Audit); err != nil {
+			return err
+		}
+		if notify {
+			if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, ws); err != nil {
+				return err
+			}
+		}
+		written, ok = len(out), true
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("postgres: complete extraction: %w", mapErr(err))
+	}
+	return written, ok, nil
+}
+
+// FailExtraction implements postgram.ExtractionStorage.
+func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []postgram.ExtractJob, errMsg string, retryAt time.Time) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ids := make([]uuid.UUID, len(jobs))
+	gens := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i], gens[i] = j.EntityID, j.Generation
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE entities e SET extraction_status = 'failed', extraction_attempts = e.extraction_attempts + 1,
+			extraction_error = $4, extraction_retry_at = $5, extraction_leased_until = NULL
+		FROM unnest($2::uuid[], $3::bigint[]) AS u(id, gen)
+		WHERE e.workspace_id = $1 AND e.id = u.id AND e.chunk_generation = u.gen`, ws, ids, gens, errMsg, retryAt)
+	if err != nil {
+		return fmt.Errorf("postgres: record extraction failure: %w", mapErr(err))
+	}
+	return nil
+}
+
+// QueueExtraction implements postgram.ExtractionStorage.
+func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID, o postgram.ExtractOverride, cleanSources []string) (int, int, error) {
+	if len(ids) == 0 {
+		return 0, 0, nil
+	}
+	var queued, deleted int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if len(cleanSources) > 0 {
+			tag, err := tx.Exec(ctx, "DELETE FROM edges WHERE workspace_id = $1 AND origin_id = ANY($2) AND source = ANY($3)",
+				ws, ids, cleanSources)
+			if err != nil {
+				return err
+			}
+			deleted = tag.RowsAffected()
+		}
+		tag, err := tx.Exec(ctx, `UPDATE entities SET extraction_status = 'pending', extraction_attempts = 0, extraction_error = '',
+				extraction_retry_at = NULL, extraction_queued_at = now(), extraction_provider = $3, extraction_model = $4
+			WHERE workspace_id = $1 AND id = ANY($2)`, ws, ids, o.Provider, o.Model)
+		if err != nil {
+			return err
+		}
+		queued = tag.RowsAffected()
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, ws)
+		return err
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("postgres: queue extraction: %w", mapErr(err))
+	}
+	return int(queued), int(deleted), nil
+}
+
+// nameKeySQL normalises a name as the library's name keys are: trimmed,
+// inner whitespace collapsed, lower-cased.
+const nameKeySQL = `lower(regexp_replace(btrim(%s), '\s+', ' ', 'g'))`
+
+// FindByNames implements postgram.ExtractionStorage. Session context is
+// never a resolution target.
+func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]postgram.NameMatch, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	k := func(expr string) string { return fmt.Sprintf(nameKeySQL, expr) }
+	rows, err := s.pool.Query(ctx, `
+		SELECT n.key, e.id, e.type, e.created_at, n.exact
+		FROM entities e CROSS JOIN LATERAL (
+			SELECT `+k("e.content")+` AS key, true AS exact WHERE char_length(e.content) <= $3
+			UNION ALL SELECT `+k("e.metadata->>'name'")+`, true WHERE jsonb_typeof(e.metadata->'name') = 'string'
+			UNION ALL SELECT `+k("e.metadata->>'title'")+`, false WHERE jsonb_typeof(e.metadata->'title') = 'string'
+			UNION ALL SELECT `+k("a")+`, false FROM jsonb_array_elements_text(
+				CASE WHEN jsonb_typeof(e.metadata->'aliases') = 'array' THEN e.metadata->'aliases' ELSE '[]'::jsonb END) a
+		) n
+		WHERE e.workspace_id = $1 AND e.status <> 'archived' AND e.memory_role IS DISTINCT FROM 'session_context'
+		  AND n.key = ANY($2)`, ws, keys, postgram.MaxEntityNameLen)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: find entities by name: %w", mapErr(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.NameMatch, error) {
+		var m postgram.NameMatch
+		err := r.Scan(&m.Key, &m.EntityID, &m.Type, &m.CreatedAt, &m.Exact)
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: find entities by name: %w", mapErr(err))
+	}
+	return out, nil
+}
