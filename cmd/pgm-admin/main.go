@@ -75,8 +75,9 @@ Exit codes: 0 success, 1 failure, 2 usage or validation error,
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print JSON")
 	root.AddCommand(a.keyCmd(), a.auditCmd(), a.statsCmd(), a.sqlCmd(), a.migrateCmd())
 	root.AddCommand(a.exportCmd(), a.importCmd())
-	root.AddCommand(a.linkNeighborsCmd(), a.pruneEdgesCmd()) // graph.go
-	root.AddCommand(a.memoryCmd())                           // memory.go
+	root.AddCommand(a.linkNeighborsCmd(), a.pruneEdgesCmd())                     // graph.go
+	root.AddCommand(a.reextractCmd(), a.improveGraphCmd(), a.validateEdgesCmd()) // extract.go
+	root.AddCommand(a.memoryCmd())                                               // memory.go
 	defer a.close()
 	err := root.ExecuteContext(ctx)
 	if err == nil {

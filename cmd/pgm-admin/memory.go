@@ -11,9 +11,10 @@ import (
 )
 
 // groomer returns the LLM groomer for promotion, durable review and
-// rewrites. No extraction provider is wired into pgm-admin yet, so it is
-// nil unless a test sets it; the library then explains what is missing.
-var groomer = func(*app) postgram.Groomer { return nil }
+// rewrites: the configured extraction model (EXTRACTION_ENABLED,
+// EXTRACTION_PROVIDER, EXTRACTION_MODEL), or nil, and the library then
+// explains what is missing. Tests replace it with a scripted one.
+var groomer = func(a *app) postgram.Groomer { return a.env.Extraction.Groomer() }
 
 func (a *app) memoryCmd() *cobra.Command {
 	c := &cobra.Command{

@@ -74,6 +74,10 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		m := emb.Model()
 		log.Info("embedding provider", "provider", m.Provider, "model", m.Name, "dimensions", m.Dimensions)
 	}
+	if i := env.Extraction.Info(); i.Model != "" {
+		log.Info("extraction provider", "provider", i.Provider, "model", i.Model, "memory_mode", string(env.Extraction.MemoryMode),
+			"auto_create", env.Extraction.AutoCreate, "semantic_neighbors", env.Extraction.SemanticNeighbors)
+	}
 	client, err := postgram.New(ctx, env.ClientConfig(store, emb, log))
 	if err != nil {
 		return err

@@ -71,6 +71,9 @@ type Env struct {
 
 	WorkerConcurrency int           // ENRICHMENT_CONCURRENCY, default 2
 	PollInterval      time.Duration // ENRICHMENT_POLL_INTERVAL_MS, default 30000 (new work wakes the worker at once)
+
+	// Extraction is LLM relation extraction (EXTRACTION_*), off by default.
+	Extraction Extraction
 }
 
 // Parse reads the environment through get. Bad values are errors naming
@@ -154,6 +157,9 @@ func Parse(get Getenv) (*Env, error) {
 		e.SQLiteDurable = false
 	default:
 		return nil, fmt.Errorf("POSTGRAM_SQLITE_SYNC: %q is not one of full, normal", sync)
+	}
+	if e.Extraction, err = parseExtraction(get); err != nil {
+		return nil, err
 	}
 	if net.ParseIP(e.Bind) == nil && e.Bind != "localhost" {
 		return nil, fmt.Errorf("POSTGRAM_BIND: %q is not an IP address", e.Bind)
@@ -337,6 +343,7 @@ func (e *Env) ClientConfig(st postgram.Storage, emb postgram.Embedder, log *slog
 		Store: st, Workspace: e.Workspace, Embedder: emb, Logger: log,
 		QueryCache: postgram.QueryCacheConfig{Size: e.QueryCacheSize, Retention: e.QueryCacheRetention},
 		Worker:     postgram.WorkerConfig{Concurrency: e.WorkerConcurrency, PollInterval: e.PollInterval},
+		Extraction: e.Extraction.Library(),
 	}
 	if e.QueryCacheSecret != "" {
 		cfg.QueryCache.Secret = []byte(e.QueryCacheSecret)
