@@ -31,6 +31,7 @@ func testExtraction(t *testing.T, open Opener) {
 		{"ReextractAndOverride", testReextract},
 		{"ValidateEdges", testValidateEdges},
 		{"ConcurrentWorkers", testExtractionConcurrent},
+		{"BackgroundWorker", testExtractionWorker},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -643,5 +644,39 @@ func testExtractionConcurrent(t *testing.T, open Opener) {
 	wg.Wait()
 	if total != n || len(llm.Calls()) != n {
 		t.Fatalf("%d entities extracted with %d LLM calls, want %d each", total, len(llm.Calls()), n)
+	}
+}
+
+// testExtractionWorker: with Start, a write is embedded and then extracted
+// without anyone calling ExtractPending (the embedding wakes the
+// extraction loop; no 30-second poll).
+func testExtractionWorker(t *testing.T, open Opener) {
+	llm := postgramtest.NewScriptedLLM("").OnValue("Lyra", map[string]any{
+		"entities":  []map[string]any{{"name": "Lyra", "type": "project"}},
+		"relations": []map[string]any{{"source": "SELF", "target": "Lyra", "relation": "part_of", "confidence": 0.9}},
+	})
+	e := extractEnv(t, open, llm)
+	lyra := e.store1(postgram.StoreInput{Type: postgram.TypeProject, Content: "Lyra"})
+	if err := e.c.Start(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer e.c.Stop(e.ctx)
+	doc := e.store1(postgram.StoreInput{Type: postgram.TypeDocument, Content: "Lyra retro notes"})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		back, err := e.c.Recall(e.ctx, doc.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.ExtractionStatus == postgram.StageCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not extracted within 10s: %+v", back)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if lines := e.edgeLines(lyra.ID); len(lines) != 1 || lines[0].Relation != "part_of" {
+		t.Fatalf("edges: %+v", lines)
 	}
 }
