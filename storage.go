@@ -106,6 +106,7 @@ type Storage interface {
 
 	LifecycleStorage  // memory_storage.go: grooming, tasks, Markdown sync
 	ExtractionStorage // extract_storage.go: the LLM extraction queue
+	ModelStorage      // model_storage.go: embedding models and re-embedding
 	TransferStorage   // transfer_storage.go: export and import of a whole workspace
 }
 

@@ -75,6 +75,7 @@ Exit codes: 0 success, 1 failure, 2 usage or validation error,
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print JSON")
 	root.AddCommand(a.keyCmd(), a.auditCmd(), a.statsCmd(), a.sqlCmd(), a.migrateCmd())
 	root.AddCommand(a.exportCmd(), a.importCmd())
+	root.AddCommand(a.modelCmd(), a.embeddingsCmd(), a.reembedCmd())             // models.go
 	root.AddCommand(a.linkNeighborsCmd(), a.pruneEdgesCmd())                     // graph.go
 	root.AddCommand(a.reextractCmd(), a.improveGraphCmd(), a.validateEdgesCmd()) // extract.go
 	root.AddCommand(a.memoryCmd())                                               // memory.go

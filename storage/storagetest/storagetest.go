@@ -54,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 		{"WorkerStartStop", testWorkerStartStop},
 		{"QueryCache", testQueryCache},
 		{"ModelMismatch", testModelMismatch},
+		{"ModelSwitch", testModelSwitch}, // models.go
 		{"APIKeys", testAPIKeys},
 		{"KeyRevocationAcrossClients", testKeyRevocationAcrossClients},
 		{"Audit", testAudit},

@@ -1,0 +1,131 @@
+package postgram
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ModelStorage is the part of Storage that manages embedding models. The
+// active model is store-wide (every workspace embeds with it); changing it
+// is an explicit operator act (pgm-admin embeddings migrate), never a side
+// effect of starting a server with other settings.
+type ModelStorage interface {
+	// ListModels lists the registered models, oldest first.
+	ListModels(ctx context.Context) ([]ModelRecord, error)
+	// ActivateModel registers m when needed, makes it the only active
+	// model (creating its vector index), and returns its id.
+	ActivateModel(ctx context.Context, m ModelInfo) (int64, error)
+	// QueueReembed marks entities of workspace ws (every workspace when ws
+	// is "") pending for embedding again, with fresh attempts; types, when
+	// non-empty, restricts their type. It returns how many it queued.
+	QueueReembed(ctx context.Context, ws string, types []EntityType) (int, error)
+}
+
+// ModelRecord is a registered embedding model.
+type ModelRecord struct {
+	ID int64 `json:"id"`
+	ModelInfo
+	Active    bool      `json:"active"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Models lists the store's embedding models. Admin only.
+func (c *Client) Models(ctx context.Context) ([]ModelRecord, error) {
+	if c.principal != nil {
+		return nil, fmt.Errorf("listing embedding models is an admin operation: %w", ErrForbidden)
+	}
+	ms, err := c.store.ListModels(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list models: %w", err)
+	}
+	return ms, nil
+}
+
+// ModelSwitch reports SwitchModel.
+type ModelSwitch struct {
+	DryRun   bool        `json:"dry_run"`
+	Previous *ModelInfo  `json:"previous,omitempty"`
+	Active   ModelRecord `json:"active"`
+	// Queued is how many entities (of every workspace) were queued for
+	// re-embedding with the new model.
+	Queued int `json:"queued"`
+}
+
+// SwitchModel makes m the store's active embedding model and queues every
+// entity of every workspace for re-embedding with it. Until the worker has
+// re-embedded an entity, vector search does not see it (keyword search
+// does). Servers must be restarted with the matching EMBEDDING_* settings:
+// a client built with another embedder fails with ErrModelMismatch. A dry
+// run changes nothing and reports the entities that would be queued as 0.
+// Admin only.
+func (c *Client) SwitchModel(ctx context.Context, m ModelInfo, dryRun bool) (*ModelSwitch, error) {
+	if c.principal != nil {
+		return nil, fmt.Errorf("switching the embedding model is an admin operation: %w", ErrForbidden)
+	}
+	if err := validateShort("provider", m.Provider, 40); err != nil {
+		return nil, err
+	}
+	if m.Provider == "" {
+		return nil, invalid("provider", "is required")
+	}
+	if m.Name == "" {
+		return nil, invalid("model", "is required")
+	}
+	if err := validateShort("model", m.Name, 200); err != nil {
+		return nil, err
+	}
+	if m.Dimensions < 1 || m.Dimensions > 16000 {
+		return nil, invalid("dimensions", "must be between 1 and 16000")
+	}
+	res := &ModelSwitch{DryRun: dryRun, Active: ModelRecord{ModelInfo: m, Active: true}}
+	_, cur, ok, err := c.store.ActiveModel(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("switch model: %w", err)
+	}
+	if ok {
+		res.Previous = &cur
+	}
+	if dryRun {
+		return res, nil
+	}
+	id, err := c.store.ActivateModel(ctx, m)
+	if err != nil {
+		return nil, fmt.Errorf("switch model: %w", err)
+	}
+	res.Active.ID = id
+	if res.Queued, err = c.store.QueueReembed(ctx, "", nil); err != nil {
+		return res, fmt.Errorf("switch model: queue re-embedding: %w", err)
+	}
+	details := map[string]any{"provider": m.Provider, "model": m.Name, "dimensions": m.Dimensions, "queued": res.Queued}
+	if res.Previous != nil {
+		details["previous"] = *res.Previous
+	}
+	if err := c.store.AppendAudit(ctx, c.ws, c.auditEntry("model.switch", "", details)); err != nil {
+		return res, fmt.Errorf("switch model: %w", err)
+	}
+	return res, nil
+}
+
+// Reembed queues the workspace's entities (of types, when given) for
+// embedding again with the active model, e.g. after a provider fixed a
+// bug. Admin only.
+func (c *Client) Reembed(ctx context.Context, types []EntityType) (int, error) {
+	if c.principal != nil {
+		return 0, fmt.Errorf("reembed is an admin operation: %w", ErrForbidden)
+	}
+	for i, t := range types {
+		if err := validateType(fmt.Sprintf("type[%d]", i), t); err != nil {
+			return 0, err
+		}
+	}
+	n, err := c.store.QueueReembed(ctx, c.ws, types)
+	if err != nil {
+		return 0, fmt.Errorf("reembed: %w", err)
+	}
+	if err := c.store.AppendAudit(ctx, c.ws, c.auditEntry("model.reembed", "", map[string]any{"queued": n, "types": types})); err != nil {
+		return n, fmt.Errorf("reembed: %w", err)
+	}
+	c.wake()
+	return n, nil
+}
