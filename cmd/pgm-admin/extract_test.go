@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/transport/apierror"
 )
@@ -93,19 +91,8 @@ func TestExtractionAdmin(t *testing.T) {
 		"EXTRACTION_BASE_URL": srv.URL + "/v1", "EXTRACTION_MODEL": "local-model"}
 	mustAdmin(t, vars, "", "migrate")
 	ctx := context.Background()
-	env, err := config.Parse(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := env.OpenStore(ctx, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The server's worker, in process: the same configuration.
-	c, err := postgram.New(ctx, env.ClientConfig(st, postgramtest.NewEmbedder(32), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, st := serverClient(t, vars, postgramtest.NewEmbedder(32))
 	store := func(typ postgram.EntityType, content string) uuid.UUID {
 		e, err := c.Store(ctx, postgram.StoreInput{Type: typ, Content: content})
 		if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/transport/apierror"
 )
@@ -23,18 +21,7 @@ func TestGraphAdmin(t *testing.T) {
 	vars := map[string]string{"POSTGRAM_DATA_DIR": t.TempDir(), "LOG_LEVEL": "error"}
 	mustAdmin(t, vars, "", "migrate")
 	ctx := context.Background()
-	env, err := config.Parse(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := env.OpenStore(ctx, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := postgram.New(ctx, env.ClientConfig(st, postgramtest.NewEmbedder(64), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, st := serverClient(t, vars, postgramtest.NewEmbedder(64))
 	store := func(typ postgram.EntityType, content string) uuid.UUID {
 		e, err := c.Store(ctx, postgram.StoreInput{Type: typ, Content: content})
 		if err != nil {

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
 )
 
 // keepGroomer promotes every session context it sees and reviews every
@@ -33,18 +31,7 @@ func TestMemoryAdmin(t *testing.T) {
 	vars := map[string]string{"POSTGRAM_DATA_DIR": t.TempDir(), "LOG_LEVEL": "error"}
 	mustAdmin(t, vars, "", "migrate")
 	ctx := context.Background()
-	env, err := config.Parse(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := env.OpenStore(ctx, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := postgram.New(ctx, env.ClientConfig(st, nil, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, st := serverClient(t, vars, nil)
 	for _, client := range []string{"a", "b"} {
 		v := c.As(postgram.Principal{ClientID: client, Scopes: postgram.AllScopes})
 		if _, err := v.StoreSessionContext(ctx, postgram.SessionContextInput{Content: client + " decided X", Topic: "t"}); err != nil {

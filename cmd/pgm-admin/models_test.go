@@ -19,19 +19,7 @@ func TestModelCommands(t *testing.T) {
 		"EMBEDDING_PROVIDER": "deterministic", "EMBEDDING_DIMENSIONS": "32"}
 	mustAdmin(t, vars, "", "migrate")
 	ctx := context.Background()
-	env, err := config.Parse(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := env.OpenStore(ctx, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb, _ := env.Embedder()
-	c, err := postgram.New(ctx, env.ClientConfig(st, emb, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, st := serverClient(t, vars, nil)
 	if _, err := c.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "a note to re-embed"}); err != nil {
 		t.Fatal(err)
 	}

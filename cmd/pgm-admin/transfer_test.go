@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/postgramtest"
 )
@@ -28,18 +26,7 @@ func TestExportImport(t *testing.T) {
 	mustAdmin(t, sqliteVars, "", "migrate")
 
 	// Content written through the library, as the server would.
-	env, err := config.Parse(func(k string) string { return sqliteVars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := env.OpenStore(ctx, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := postgram.New(ctx, env.ClientConfig(st, postgramtest.NewEmbedder(32), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, st := serverClient(t, sqliteVars, postgramtest.NewEmbedder(32))
 	var ids []string
 	for i, content := range []string{"The ledger ABC-1234 moved to PostgreSQL", "Ada Lovelace, analyst", strings.Repeat("long notes on the migration ", 80)} {
 		e, err := c.Store(ctx, postgram.StoreInput{Type: postgram.EntityTypes[i], Content: content, Tags: []string{"moving"},
