@@ -393,7 +393,7 @@ func testExtractionStale(t *testing.T, open Opener) {
 		"entities":  []map[string]any{{"name": "Zed", "type": "person"}},
 		"relations": []map[string]any{{"source": "SELF", "target": "Zed", "relation": "mentions", "confidence": 0.9}},
 	})
-	gate := &gatedLLM{ScriptedLLM: llm, entered: make(chan struct{}), release: make(chan struct{})}
+	gate := &gatedLLM{ScriptedLLM: llm, marker: "first version", entered: make(chan struct{}), release: make(chan struct{})}
 	e := newEnv(t, open, func(c *postgram.Config) { c.Extraction.Extractor = postgram.NewLLMExtractor(gate) })
 	e.store1(postgram.StoreInput{Type: postgram.TypePerson, Content: "Zed"})
 	doc := e.store1(postgram.StoreInput{Type: postgram.TypeDocument, Content: "the first version names Zed"})
@@ -425,16 +425,20 @@ func testExtractionStale(t *testing.T, open Opener) {
 	}
 }
 
-// gatedLLM blocks the first call until release is closed.
+// gatedLLM blocks the first call whose prompt holds marker until release
+// is closed.
 type gatedLLM struct {
 	*postgramtest.ScriptedLLM
+	marker           string
 	entered, release chan struct{}
 	once             sync.Once
 }
 
 func (g *gatedLLM) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.RawMessage, error) {
 	first := false
-	g.once.Do(func() { first = true })
+	if strings.Contains(req.Prompt, g.marker) {
+		g.once.Do(func() { first = true })
+	}
 	if first {
 		close(g.entered)
 		<-g.release
