@@ -111,6 +111,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.queueCmd(),
 		a.taskCmd(),   // task.go
 		a.memoryCmd(), // memory.go
+		a.syncCmd(),   // sync.go
 		a.linkCmd(), a.unlinkCmd(), a.expandCmd(),
 	)
 	return root

@@ -5,6 +5,8 @@
 //	postgram-bench ingest [flags]   Store and enrichment throughput
 //	postgram-bench load [flags]     REST throughput and latency under concurrent clients
 //	postgram-bench sqlite [flags]   the embedded SQLite store: open time, memory, search latency
+//	postgram-bench sync [flags]     Markdown folder sync: first sync and no-change re-sync, both backends
+//	postgram-bench tasks [flags]    task lists filtered by GTD context, both backends
 //
 // Both connect to --database-url (default $DATABASE_URL, else the loopback
 // test cluster of scripts/pgtest.sh) and work in their own schema through
@@ -57,6 +59,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runLoad(ctx, args[1:], stdout, stderr)
 	case "sqlite":
 		return runSQLite(ctx, args[1:], stdout, stderr)
+	case "sync":
+		return runSyncBench(ctx, args[1:], stdout, stderr)
+	case "tasks":
+		return runTasksBench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -75,6 +81,8 @@ Commands:
   ingest   Client.Store throughput and enrichment throughput on a fresh schema
   load     concurrent REST clients (search and store) against the server's handler over loopback
   sqlite   the embedded SQLite store at 10,000 and 50,000 chunks: open time, memory, search latency
+  sync     Markdown folder sync of 10,000 notes through the library: first sync and no-change re-sync, both backends
+  tasks    ListTasks filtered by GTD context over 10,000 tasks in 20 contexts: p50/p95, both backends
 
 Run 'postgram-bench <command> -h' for the command's flags.
 `)

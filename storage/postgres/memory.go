@@ -30,10 +30,21 @@ func metaExpr(k string) (string, error) {
 // findSQL renders f and q as a condition over alias e.
 func findSQL(f postgram.EntityFilter, q postgram.FindQuery, args *[]any) (string, error) {
 	var b strings.Builder
+	// A single type is an equality: with "type = ANY(...)" the planner
+	// cannot use the order of an index past the type column, and a task
+	// list by context would scan entities_created instead of
+	// entities_type_context (10x slower at 10,000 tasks).
+	var one postgram.EntityType
+	if len(f.Types) == 1 {
+		one, f.Types = f.Types[0], nil
+	}
 	b.WriteString(filterSQL(f, args))
 	arg := func(v any) string {
 		*args = append(*args, v)
 		return "$" + strconv.Itoa(len(*args))
+	}
+	if one != "" {
+		b.WriteString(" AND e.type = " + arg(string(one)))
 	}
 	if q.ClientID != nil {
 		b.WriteString(" AND e.client_id = " + arg(*q.ClientID))

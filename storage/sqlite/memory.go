@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -25,7 +26,18 @@ func metaExpr(k string) (string, error) {
 // findSQL renders f and q as a condition over alias e.
 func findSQL(f postgram.EntityFilter, q postgram.FindQuery, args *[]any) (string, error) {
 	var b strings.Builder
+	// A single type is an equality, so that the planner can walk an index
+	// that leads with it in order (entities_type_context for a task list by
+	// context) instead of sorting an IN list's rows.
+	var one postgram.EntityType
+	if len(f.Types) == 1 {
+		one, f.Types = f.Types[0], nil
+	}
 	b.WriteString(filterSQL(f, args))
+	if one != "" {
+		b.WriteString(" AND e.type = ?")
+		*args = append(*args, string(one))
+	}
 	if q.ClientID != nil {
 		b.WriteString(" AND e.client_id = ?")
 		*args = append(*args, *q.ClientID)
@@ -66,17 +78,21 @@ func (s *Store) FindEntities(ctx context.Context, ws string, f postgram.EntityFi
 	if q.Order == postgram.OrderOldest {
 		order = "e.created_at, e.id"
 	}
+	cargs := slices.Clone(args)
 	args = append(args, limit, offset)
-	rows, err := s.query(ctx, `SELECT `+entityCols+`, count(*) OVER () FROM entities e
+	// The page and the total are two queries: with count(*) OVER () SQLite
+	// materializes and sorts every matching row (content included) instead
+	// of walking an index in order and stopping at the page's end, which
+	// made a task list by context 3x slower at 10,000 tasks.
+	rows, err := s.query(ctx, `SELECT `+entityCols+` FROM entities e
 		WHERE e.workspace_id = ? AND `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("sqlite: find entities: %w", mapErr(err))
 	}
 	defer rows.Close()
 	var out []*postgram.Entity
-	total := 0
 	for rows.Next() {
-		e, err := scanEntity(rows, &total)
+		e, err := scanEntity(rows)
 		if err != nil {
 			return nil, 0, fmt.Errorf("sqlite: find entities: %w", err)
 		}
@@ -85,10 +101,10 @@ func (s *Store) FindEntities(ctx context.Context, ws string, f postgram.EntityFi
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("sqlite: find entities: %w", mapErr(err))
 	}
-	if len(out) == 0 && offset > 0 {
-		cargs := []any{ws}
-		cwhere, _ := findSQL(f, q, &cargs)
-		if err := s.queryRow(ctx, "SELECT count(*) FROM entities e WHERE e.workspace_id = ? AND "+cwhere, cargs...).Scan(&total); err != nil {
+	total := offset + len(out)
+	// A page that is not full ends the result (unless it is past the end).
+	if len(out) >= limit || (len(out) == 0 && offset > 0) {
+		if err := s.queryRow(ctx, "SELECT count(*) FROM entities e WHERE e.workspace_id = ? AND "+where, cargs...).Scan(&total); err != nil {
 			return nil, 0, fmt.Errorf("sqlite: count entities: %w", mapErr(err))
 		}
 	}

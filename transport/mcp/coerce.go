@@ -29,6 +29,7 @@ const (
 	kindBoolean             // bool
 	kindStrings             // []string
 	kindObject              // map[string]any
+	kindObjects             // []map[string]any
 )
 
 func (k kind) String() string {
@@ -45,6 +46,8 @@ func (k kind) String() string {
 		return "an array of strings"
 	case kindObject:
 		return "a JSON object"
+	case kindObjects:
+		return "an array of JSON objects"
 	}
 	return "a value"
 }
@@ -61,10 +64,14 @@ type param struct {
 	Enum []string
 	// Min and Max are schema hints for numbers (nil: none).
 	Min, Max *float64
+	// Items is the JSON schema of an item of a kindObjects argument.
+	// Schema only: the tool checks the items' fields.
+	Items map[string]any
 }
 
 // args are coerced arguments: each present value has its param's Go type
-// (string, int64, float64, bool, []string, map[string]any). Absent and
+// (string, int64, float64, bool, []string, map[string]any,
+// []map[string]any). Absent and
 // null arguments are not in the map.
 type args map[string]any
 
@@ -97,6 +104,11 @@ func (a args) strings(name string) ([]string, bool) {
 
 func (a args) object(name string) (map[string]any, bool) {
 	v, ok := a[name].(map[string]any)
+	return v, ok
+}
+
+func (a args) objects(name string) ([]map[string]any, bool) {
+	v, ok := a[name].([]map[string]any)
 	return v, ok
 }
 
@@ -225,6 +237,12 @@ func coerceValue(p param, v any) (out any, ok bool, err error) {
 			return bad("%s", err.Error())
 		}
 		return m, true, nil
+	case kindObjects:
+		list, err := toObjects(v)
+		if err != nil {
+			return bad("%s", err.Error())
+		}
+		return list, true, nil
 	}
 	return bad("has an undeclared type")
 }
@@ -427,6 +445,45 @@ func toObject(v any) (map[string]any, error) {
 		return m, nil
 	}
 	return nil, fmt.Errorf("must be a JSON object, not %s", jsonKind(v))
+}
+
+// toObjects accepts an array of JSON objects (an item may be a JSON object
+// in a string), a JSON array in a string, or one object (a list of one).
+func toObjects(v any) ([]map[string]any, error) {
+	var items []any
+	switch x := v.(type) {
+	case []map[string]any:
+		return slices.Clone(x), nil
+	case []any:
+		items = x
+	case map[string]any:
+		return []map[string]any{x}, nil
+	case string:
+		s := strings.TrimSpace(x)
+		if strings.HasPrefix(s, "{") {
+			m, err := toObject(s)
+			if err != nil {
+				return nil, err
+			}
+			return []map[string]any{m}, nil
+		}
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		if !strings.HasPrefix(s, "[") || dec.Decode(&items) != nil || !consumed(dec, s) {
+			return nil, fmt.Errorf("must be an array of JSON objects (a string must hold one, e.g. [{\"key\":\"value\"}])")
+		}
+	default:
+		return nil, fmt.Errorf("must be an array of JSON objects, not %s", jsonKind(v))
+	}
+	out := make([]map[string]any, len(items))
+	for i, it := range items {
+		m, err := toObject(it)
+		if err != nil {
+			return nil, fmt.Errorf("item %d %s", i, err.Error())
+		}
+		out[i] = m
+	}
+	return out, nil
 }
 
 // consumed reports whether dec read all of s but trailing white space.

@@ -215,6 +215,8 @@ func TestToolsList(t *testing.T) {
 				"link":                  {"source_id", "target_id", "relation"},
 				"unlink":                {"id"},
 				"expand":                {"id"},
+				"sync_push":             {"repo", "files"},
+				"sync_status":           {"repo"},
 			}
 			if len(byName) != len(want) {
 				t.Errorf("tools = %v, want %v", keys(toAny(byName)), want)

@@ -1,6 +1,6 @@
 // Package mcp serves Postgram as Model Context Protocol tools
-// (github.com/mark3labs/mcp-go): store, recall, search, update, delete and
-// queue. It is a thin adapter over *postgram.Client: validation, access
+// (github.com/mark3labs/mcp-go): store, recall, search, update, delete,
+// queue, tasks, session context, graph links and Markdown folder sync. It is a thin adapter over *postgram.Client: validation, access
 // control and ranking stay in the library, so MCP, REST and the CLI give
 // the same answer to the same request.
 //
@@ -64,6 +64,7 @@ var areas = []func() []toolSpec{
 	graphTools,  // graph.go: link, unlink, expand
 	taskTools,   // tasks.go: task_create, task_list, task_update, task_complete
 	memoryTools, // memory.go: store_session_context, groom_session_context
+	syncTools,   // sync.go: sync_push, sync_status
 }
 
 // instructions is sent to clients at initialization, for the agent's

@@ -128,6 +128,13 @@ func schemaOption(p param) mcp.ToolOption {
 	case kindObject:
 		po = append(po, mcp.AdditionalProperties(true))
 		return mcp.WithObject(p.Name, po...)
+	case kindObjects:
+		items := p.Items
+		if items == nil {
+			items = map[string]any{"type": "object"}
+		}
+		po = append(po, mcp.Items(items))
+		return mcp.WithArray(p.Name, po...)
 	default:
 		if len(p.Enum) > 0 {
 			po = append(po, mcp.Enum(p.Enum...))

@@ -9,11 +9,13 @@ var (
 // RequestBodies maps OpenAPI request schemas to the structs the handlers
 // decode, so the document's properties can be checked against them.
 var RequestBodies = map[string]any{
-	"StoreRequest":       createEntityRequest{},
-	"UpdateRequest":      updateEntityRequest{},
-	"BulkArchiveRequest": bulkArchiveRequest{},
-	"SearchRequest":      searchRequest{},
-	"LinkRequest":        createEdgeRequest{},
+	"StoreRequest":        createEntityRequest{},
+	"UpdateRequest":       updateEntityRequest{},
+	"BulkArchiveRequest":  bulkArchiveRequest{},
+	"SearchRequest":       searchRequest{},
+	"LinkRequest":         createEdgeRequest{},
+	"SyncManifestRequest": syncManifestRequest{},
+	"SyncFilesRequest":    syncFilesRequest{},
 }
 
 // FieldNames lists a struct's JSON field names.

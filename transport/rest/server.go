@@ -13,7 +13,7 @@
 //	handler := rest.RequestID(rest.AccessLog(logger)(rest.Recover(logger)(srv)))
 //
 // Route groups live one file per area (entities.go, search.go, queue.go,
-// health.go, openapi.go) and share the helpers of respond.go and decode.go;
+// tasks.go, memory.go, sync.go, graph.go, health.go, openapi.go) and share the helpers of respond.go and decode.go;
 // a new area adds a file with a routes method and registers it in New.
 // Every route must also be described in openapi.json (a test checks it).
 package rest
@@ -53,6 +53,11 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; larger bodies get 413
 	// PAYLOAD_TOO_LARGE. Default DefaultMaxBodyBytes (4 MiB).
 	MaxBodyBytes int64
+	// MaxSyncBodyBytes bounds the bodies of the /api/sync routes, whose
+	// upload batches carry up to 4 MiB of file content plus JSON escaping.
+	// Default DefaultMaxSyncBodyBytes (32 MiB); never less than
+	// MaxBodyBytes.
+	MaxSyncBodyBytes int64
 	// Version is reported by /health. Default "dev".
 	Version string
 	// Auth verifies bearer tokens. Default: Client.
@@ -83,6 +88,9 @@ func New(cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if cfg.MaxSyncBodyBytes <= 0 {
+		cfg.MaxSyncBodyBytes = DefaultMaxSyncBodyBytes
+	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
@@ -107,6 +115,7 @@ func New(cfg Config) *Server {
 	s.queueRoutes()
 	s.taskRoutes()   // tasks.go
 	s.memoryRoutes() // memory.go
+	s.syncRoutes()   // sync.go
 	s.graphRoutes()
 	s.handler = Recover(s.log)(s.router)
 	return s
