@@ -190,7 +190,13 @@ func TestChatFailures(t *testing.T) {
 				w.WriteHeader(tt.status)
 				io.WriteString(w, tt.body)
 			})
-			x, err := NewExtractor(ChatConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1", Timeout: 100 * time.Millisecond})
+			// Only the slow case may hit the timeout; the others get room
+			// for a loaded machine.
+			timeout := 10 * time.Second
+			if tt.slow {
+				timeout = 100 * time.Millisecond
+			}
+			x, err := NewExtractor(ChatConfig{APIKey: "sk-test", BaseURL: srv.URL + "/v1", Timeout: timeout})
 			if err != nil {
 				t.Fatal(err)
 			}
