@@ -45,7 +45,9 @@ func extractEnv(t *testing.T, open Opener, llm *postgramtest.ScriptedLLM, mod ..
 	t.Helper()
 	return newEnv(t, open, func(c *postgram.Config) {
 		c.Extraction.Extractor = postgram.NewLLMExtractor(llm)
-		c.Worker.RetryBackoff = 300 * time.Millisecond
+		// Long enough that two back-to-back passes on a loaded machine
+		// fall inside it, short enough to wait out four times.
+		c.Worker.RetryBackoff = 800 * time.Millisecond
 		for _, m := range mod {
 			m(&c.Extraction)
 		}
@@ -359,7 +361,7 @@ func testExtractionFailure(t *testing.T, open Opener) {
 		if q.Extraction == nil || q.Extraction.Failed != 3 || kinds != 3 {
 			t.Fatalf("queue after attempt %d: %+v %+v", attempt, q.Extraction, q.Failures)
 		}
-		time.Sleep(350 * time.Millisecond)
+		time.Sleep(850 * time.Millisecond)
 	}
 	back, _ := e.c.Recall(e.ctx, bad.ID)
 	if !strings.Contains(back.ExtractionError, "confidence") {
