@@ -20,8 +20,9 @@ type LifecycleStorage interface {
 	// Expected returns a *ConflictError (carrying the current entity) and
 	// rolls the whole batch back; a missing entity ErrNotFound.
 	WriteBatch(ctx context.Context, ws string, ops []BatchOp) error
-	// SyncStates returns the sync state of every file of repo, by path.
-	SyncStates(ctx context.Context, ws, repo string) ([]SyncFileState, error)
+	// SyncStates returns the sync state of the files of repo, by path:
+	// every file when paths is nil, else only those listed.
+	SyncStates(ctx context.Context, ws, repo string, paths []string) ([]SyncFileState, error)
 	// SessionContextClients lists the distinct client ids that own
 	// non-archived session-context memories, in order.
 	SessionContextClients(ctx context.Context, ws string) ([]string, error)

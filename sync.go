@@ -85,9 +85,9 @@ func checkUploads(files []syncproto.UploadFile, maxFiles int) error {
 	return nil
 }
 
-// syncStates loads repo's states by path.
-func (c *Client) syncStates(ctx context.Context, repo string) (map[string]SyncFileState, error) {
-	list, err := c.store.SyncStates(ctx, c.ws, repo)
+// syncStates loads repo's states by path (every path when paths is nil).
+func (c *Client) syncStates(ctx context.Context, repo string, paths []string) (map[string]SyncFileState, error) {
+	list, err := c.store.SyncStates(ctx, c.ws, repo, paths)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (c *Client) SyncDiff(ctx context.Context, req syncproto.DiffRequest) (*sync
 	if err != nil {
 		return nil, err
 	}
-	states, err := c.syncStates(ctx, req.Repo)
+	states, err := c.syncStates(ctx, req.Repo, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sync diff: %w", err)
 	}
@@ -212,7 +212,13 @@ func (c *Client) SyncUpload(ctx context.Context, req syncproto.UploadRequest) (*
 	if err := checkUploads(req.Files, syncproto.MaxBatchFiles); err != nil {
 		return nil, err
 	}
-	states, err := c.syncStates(ctx, req.Repo)
+	// A batch needs its own files' states only: loading the whole repo's
+	// per batch made a first sync quadratic in the folder's size.
+	paths := make([]string, len(req.Files))
+	for i, f := range req.Files {
+		paths[i] = f.Path
+	}
+	states, err := c.syncStates(ctx, req.Repo, paths)
 	if err != nil {
 		return nil, fmt.Errorf("sync upload: %w", err)
 	}
@@ -339,7 +345,7 @@ func (c *Client) SyncFinalize(ctx context.Context, req syncproto.FinalizeRequest
 	if err != nil {
 		return nil, err
 	}
-	states, err := c.syncStates(ctx, req.Repo)
+	states, err := c.syncStates(ctx, req.Repo, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sync finalize: %w", err)
 	}
@@ -370,7 +376,7 @@ func (c *Client) SyncPush(ctx context.Context, req syncproto.PushRequest) (*sync
 	if err := checkUploads(req.Files, MaxPushFiles); err != nil {
 		return nil, err
 	}
-	states, err := c.syncStates(ctx, req.Repo)
+	states, err := c.syncStates(ctx, req.Repo, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sync push: %w", err)
 	}
@@ -417,7 +423,7 @@ func (c *Client) SyncStatus(ctx context.Context, repo string) (*syncproto.Status
 	if err := checkRepo(repo); err != nil {
 		return nil, err
 	}
-	list, err := c.store.SyncStates(ctx, c.ws, repo)
+	list, err := c.store.SyncStates(ctx, c.ws, repo, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sync status: %w", err)
 	}

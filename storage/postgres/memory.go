@@ -284,9 +284,9 @@ func syncStateTx(ctx context.Context, tx pgx.Tx, ws string, st *postgram.SyncFil
 }
 
 // SyncStates implements postgram.LifecycleStorage.
-func (s *Store) SyncStates(ctx context.Context, ws, repo string) ([]postgram.SyncFileState, error) {
+func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string) ([]postgram.SyncFileState, error) {
 	rows, err := s.pool.Query(ctx, `SELECT path, sha, entity_id, sync_status, last_synced FROM sync_files
-		WHERE workspace_id = $1 AND repo = $2 ORDER BY path COLLATE "C"`, ws, repo)
+		WHERE workspace_id = $1 AND repo = $2 AND ($3::text[] IS NULL OR path = ANY($3)) ORDER BY path COLLATE "C"`, ws, repo, paths)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: sync states: %w", mapErr(err))
 	}

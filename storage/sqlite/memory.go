@@ -275,9 +275,13 @@ func syncStateTx(ctx context.Context, tx *sql.Tx, ws string, st *postgram.SyncFi
 }
 
 // SyncStates implements postgram.LifecycleStorage.
-func (s *Store) SyncStates(ctx context.Context, ws, repo string) ([]postgram.SyncFileState, error) {
+func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string) ([]postgram.SyncFileState, error) {
+	var list any // NULL: every path
+	if paths != nil {
+		list = stringsJSON(paths)
+	}
 	rows, err := s.query(ctx, `SELECT path, sha, entity_id, sync_status, last_synced FROM sync_files
-		WHERE workspace_id = ? AND repo = ? ORDER BY path`, ws, repo)
+		WHERE workspace_id = ?1 AND repo = ?2 AND (?3 IS NULL OR path IN (SELECT value FROM json_each(?3))) ORDER BY path`, ws, repo, list)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: sync states: %w", mapErr(err))
 	}
