@@ -332,6 +332,38 @@ type Graph struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
+// ExpandLevelQuery is one breadth-first step of Expand (see
+// ExpandLevelStorage).
+type ExpandLevelQuery struct {
+	// Frontier holds the entities reached at the previous depth; Seen every
+	// entity reached so far, the frontier included.
+	Frontier []uuid.UUID
+	Seen     []uuid.UUID
+	// Relations, when non-empty, and MinConfidence restrict the edges
+	// followed, as in EdgeQuery.
+	Relations     []string
+	MinConfidence float64
+	// Filter, when non-nil, must admit an entity for it to be reached (the
+	// frontier's entities are vouched for by the caller).
+	Filter *EntityFilter
+	// Limit is how many entities to return at most; 0 asks only whether
+	// any would be.
+	Limit int
+}
+
+// ExpandLevelStorage is implemented by graph stores that can take one step
+// of Expand's breadth-first walk in the database, so that only the ids of
+// the entities reached travel, not every edge incident to the frontier.
+// Expand uses it when the store has it and FindEdges otherwise; both give
+// the same graph.
+type ExpandLevelStorage interface {
+	// ExpandLevel returns the entities outside q.Seen that share an edge q
+	// admits with an entity of q.Frontier, each ranked by the first such
+	// edge in FindEdges' order (highest confidence, then edge id), best
+	// first: at most q.Limit of them, and whether there are more.
+	ExpandLevel(ctx context.Context, ws string, q ExpandLevelQuery) (ids []uuid.UUID, more bool, err error)
+}
+
 // Expand walks the graph breadth-first from id, up to opts.Depth hops in
 // either direction, and returns the entities reached (the seed first, then
 // by depth) with every edge among them. Entities and edges the caller may
@@ -370,7 +402,21 @@ func (c *Client) Expand(ctx context.Context, id uuid.UUID, opts ExpandOptions) (
 	}
 	order := []uuid.UUID{id}
 	frontier := []uuid.UUID{id}
+	levels, fast := c.graph().(ExpandLevelStorage)
 	for d := 1; d <= opts.Depth && len(frontier) > 0 && !g.Truncated; d++ {
+		if fast {
+			next, more, err := levels.ExpandLevel(ctx, c.ws, ExpandLevelQuery{Frontier: frontier, Seen: order,
+				Relations: rels, MinConfidence: opts.MinConfidence, Filter: f, Limit: opts.MaxNodes - len(order)})
+			if err != nil {
+				return nil, fmt.Errorf("expand: %w", err)
+			}
+			for _, x := range next {
+				g.Depths[x] = d
+			}
+			order = append(order, next...)
+			frontier, g.Truncated = next, more
+			continue
+		}
 		es, err := c.graph().FindEdges(ctx, c.ws, EdgeQuery{IDs: frontier, Direction: DirectionBoth,
 			Relations: rels, MinConfidence: opts.MinConfidence, Filter: f, Limit: expandEdgesPerLevel})
 		if err != nil {
@@ -496,11 +542,17 @@ func (c *Client) LinkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborO
 }
 
 func (c *core) linkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOptions) (*NeighborResult, error) {
-	res := &NeighborResult{EntityID: id, Neighbors: []NeighborLink{}}
 	modelID, err := c.storedModel(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("link neighbors: %w", err)
 	}
+	return c.linkNeighborsOf(ctx, id, modelID, opts)
+}
+
+// linkNeighborsOf is linkNeighbors comparing the vectors of modelID (a
+// batch looks the store's model up once).
+func (c *core) linkNeighborsOf(ctx context.Context, id uuid.UUID, modelID int64, opts NeighborOptions) (*NeighborResult, error) {
+	res := &NeighborResult{EntityID: id, Neighbors: []NeighborLink{}}
 	e, err := c.store.GetEntity(ctx, c.ws, id)
 	if err != nil {
 		return nil, fmt.Errorf("link neighbors: %w", err)
@@ -570,21 +622,28 @@ func (c *core) linkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOpt
 		}
 		return cands[i].EntityID.String() < cands[j].EntityID.String()
 	})
-	// Drop candidates that may not be linked (session context), then cap.
-	if len(cands) > 0 {
-		ids := make([]uuid.UUID, 0, min(len(cands), opts.MaxNeighbors*3))
-		for _, x := range cands[:min(len(cands), opts.MaxNeighbors*3)] {
-			ids = append(ids, x.EntityID)
+	// Drop candidates that may not be linked (archived, session context)
+	// among the first MaxNeighbors×3, then cap. The candidates are loaded
+	// best first, a few more than still wanted at a time: most pass, so
+	// the rest is rarely read.
+	cands = cands[:min(len(cands), opts.MaxNeighbors*3)]
+	for next := 0; next < len(cands) && len(res.Neighbors) < opts.MaxNeighbors; {
+		want := opts.MaxNeighbors - len(res.Neighbors)
+		batch := cands[next:min(len(cands), next+want+want/2+1)]
+		next += len(batch)
+		ids := make([]uuid.UUID, len(batch))
+		for i, x := range batch {
+			ids[i] = x.EntityID
 		}
 		ents, err := c.store.GetEntities(ctx, c.ws, ids)
 		if err != nil {
 			return nil, fmt.Errorf("link neighbors: %w", err)
 		}
-		ok := map[uuid.UUID]bool{}
+		ok := make(map[uuid.UUID]bool, len(ents))
 		for _, x := range ents {
 			ok[x.ID] = x.Status != StatusArchived && x.MemoryRole() != RoleSessionContext
 		}
-		for _, x := range cands {
+		for _, x := range batch {
 			if len(res.Neighbors) == opts.MaxNeighbors {
 				break
 			}
@@ -683,7 +742,8 @@ func (c *Client) LinkNeighborsBatch(ctx context.Context, scope NeighborScope, op
 	if scope.Limit > 0 && len(ids) > scope.Limit {
 		ids = ids[:scope.Limit]
 	}
-	if _, err := c.storedModel(ctx); err != nil {
+	modelID, err := c.storedModel(ctx)
+	if err != nil {
 		return st, fmt.Errorf("link neighbors: %w", err)
 	}
 	var (
@@ -697,7 +757,7 @@ func (c *Client) LinkNeighborsBatch(ctx context.Context, scope NeighborScope, op
 		go func() {
 			defer wg.Done()
 			for id := range next {
-				res, err := c.linkNeighbors(ctx, id, opts)
+				res, err := c.linkNeighborsOf(ctx, id, modelID, opts)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {

@@ -5,6 +5,7 @@
 //	postgram-bench ingest [flags]   Store and enrichment throughput
 //	postgram-bench load [flags]     REST throughput and latency under concurrent clients
 //	postgram-bench sqlite [flags]   the embedded SQLite store: open time, memory, search latency
+//	postgram-bench graph [flags]    graph expansion and link-neighbors on both backends
 //	postgram-bench sync [flags]     Markdown folder sync: first sync and no-change re-sync, both backends
 //	postgram-bench tasks [flags]    task lists filtered by GTD context, both backends
 //
@@ -59,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runLoad(ctx, args[1:], stdout, stderr)
 	case "sqlite":
 		return runSQLite(ctx, args[1:], stdout, stderr)
+	case "graph":
+		return runGraph(ctx, args[1:], stdout, stderr)
 	case "sync":
 		return runSyncBench(ctx, args[1:], stdout, stderr)
 	case "tasks":
@@ -81,6 +84,7 @@ Commands:
   ingest   Client.Store throughput and enrichment throughput on a fresh schema
   load     concurrent REST clients (search and store) against the server's handler over loopback
   sqlite   the embedded SQLite store at 10,000 and 50,000 chunks: open time, memory, search latency
+  graph    Client.Expand latency and link-neighbors time over a 10,000-entity, 50,000-edge graph, both backends
   sync     Markdown folder sync of 10,000 notes through the library: first sync and no-change re-sync, both backends
   tasks    ListTasks filtered by GTD context over 10,000 tasks in 20 contexts: p50/p95, both backends
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram"
@@ -21,11 +22,19 @@ const edgeCols = `ed.id, ed.source_id, ed.target_id, ed.relation, ed.confidence:
 func scanEdge(row pgx.Row) (postgram.Edge, error) {
 	var e postgram.Edge
 	var meta []byte
-	if err := row.Scan(&e.ID, &e.SourceID, &e.TargetID, &e.Relation, &e.Confidence, &e.Source, &meta,
-		&e.OriginID, &e.Provider, &e.Model, &e.PromptVersion, &e.CreatedAt, &e.UpdatedAt); err != nil {
+	// pgtype.UUID scans the binary value directly; uuid.UUID would go
+	// through its sql.Scanner and a string.
+	var id, src, dst, origin pgtype.UUID
+	if err := row.Scan(&id, &src, &dst, &e.Relation, &e.Confidence, &e.Source, &meta,
+		&origin, &e.Provider, &e.Model, &e.PromptVersion, &e.CreatedAt, &e.UpdatedAt); err != nil {
 		return e, err
 	}
-	if len(meta) > 0 {
+	e.ID, e.SourceID, e.TargetID = id.Bytes, src.Bytes, dst.Bytes
+	if origin.Valid {
+		o := uuid.UUID(origin.Bytes)
+		e.OriginID = &o
+	}
+	if len(meta) > 0 && string(meta) != "{}" {
 		if err := json.Unmarshal(meta, &e.Metadata); err != nil {
 			return e, fmt.Errorf("decode metadata of edge %s: %w", e.ID, err)
 		}
@@ -131,15 +140,30 @@ func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, aud
 	return int(n), nil
 }
 
+// uuidArray converts ids for a uuid[] parameter: pgx writes pgtype.UUID
+// straight to the binary format, where uuid.UUID goes through its
+// driver.Valuer, a string per element parsed back.
+func uuidArray(ids []uuid.UUID) []pgtype.UUID {
+	out := make([]pgtype.UUID, len(ids))
+	for i, id := range ids {
+		out[i] = pgtype.UUID{Bytes: id, Valid: true}
+	}
+	return out
+}
+
 // FindEdges implements postgram.GraphStorage.
 func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) ([]postgram.Edge, error) {
 	args := sqlArgs{ws}
 	var from string
 	if len(q.IDs) > 0 {
-		ids := args.add(q.IDs)
+		ids := args.add(uuidArray(q.IDs))
 		switch {
 		case q.Among:
-			from = "SELECT * FROM edges WHERE workspace_id = $1 AND source_id = ANY(" + ids + ") AND target_id = ANY(" + ids + ")"
+			// The target test is a hashed subplan: as "= ANY" it would be
+			// a linear scan of the list per edge in the generic plans the
+			// statement cache ends up with.
+			from = "SELECT * FROM edges WHERE workspace_id = $1 AND source_id = ANY(" + ids + ")" +
+				" AND (target_id IN (SELECT unnest(" + ids + "::uuid[]))) IS TRUE"
 		case q.Direction == postgram.DirectionSource:
 			from = "SELECT * FROM edges WHERE workspace_id = $1 AND source_id = ANY(" + ids + ")"
 		case q.Direction == postgram.DirectionTarget:
@@ -159,7 +183,7 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) 
 		where = append(where, "ed.source = ANY("+args.add(q.Sources)+"::text[])")
 	}
 	if len(q.OriginIDs) > 0 {
-		where = append(where, "ed.origin_id = ANY("+args.add(q.OriginIDs)+"::uuid[])")
+		where = append(where, "ed.origin_id = ANY("+args.add(uuidArray(q.OriginIDs))+"::uuid[])")
 	}
 	if q.MinConfidence > 0 {
 		where = append(where, "ed.confidence >= "+args.add(q.MinConfidence)+"::real")
@@ -206,22 +230,99 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) 
 	return out, nil
 }
 
-// ReplaceDerivedEdges implements postgram.GraphStorage.
-func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge) (int, error) {
-	var n int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "DELETE FROM edges WHERE workspace_id = $1 AND origin_id = $2 AND source = $3", ws, origin, source)
-		if err != nil {
-			return err
+var _ postgram.ExpandLevelStorage = (*Store)(nil)
+
+// ExpandLevel implements postgram.ExpandLevelStorage in one statement:
+// the frontier's incident edges (index scans on either end), each other
+// end's best edge (DISTINCT ON), the unseen ones best first, and the
+// filter checked only until Limit+1 have passed. Only ids leave the
+// server. Array membership that filters rows (the seen set) is a hashed
+// subplan rather than "= ANY", whose per-row linear scan the generic plans
+// of the statement cache would otherwise use.
+func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
+	if len(q.Frontier) == 0 {
+		return nil, false, nil
+	}
+	args := sqlArgs{ws}
+	front := args.add(uuidArray(q.Frontier))
+	seen := args.add(uuidArray(q.Seen))
+	var cond string
+	if len(q.Relations) > 0 {
+		cond += " AND ed.relation = ANY(" + args.add(q.Relations) + "::text[])"
+	}
+	if q.MinConfidence > 0 {
+		cond += " AND ed.confidence >= " + args.add(q.MinConfidence) + "::real"
+	}
+	filter := "TRUE"
+	if q.Filter != nil {
+		filter = filterSQL(*q.Filter, (*[]any)(&args))
+	}
+	sql := `SELECT b.other FROM (
+		SELECT other, confidence, id FROM (
+			SELECT DISTINCT ON (other) other, confidence, id FROM (
+				SELECT ed.target_id AS other, ed.confidence, ed.id FROM edges ed
+					WHERE ed.workspace_id = $1 AND ed.source_id = ANY(` + front + `::uuid[])` + cond + `
+				UNION ALL
+				SELECT ed.source_id, ed.confidence, ed.id FROM edges ed
+					WHERE ed.workspace_id = $1 AND ed.target_id = ANY(` + front + `::uuid[])` + cond + `
+			) inc
+			WHERE other NOT IN (SELECT unnest(` + seen + `::uuid[]))
+			ORDER BY other, confidence DESC, id
+		) d
+		ORDER BY confidence DESC, id
+		OFFSET 0
+	) b
+	WHERE EXISTS (SELECT 1 FROM entities e WHERE e.workspace_id = $1 AND e.id = b.other AND ` + filter + `)
+	ORDER BY b.confidence DESC, b.id
+	LIMIT ` + args.add(q.Limit+1)
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("postgres: expand level: %w", mapErr(err))
+	}
+	var ids []uuid.UUID
+	for rows.Next() {
+		var id pgtype.UUID
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, false, fmt.Errorf("postgres: expand level: %w", err)
 		}
-		n = tag.RowsAffected()
-		_, err = upsertEdges(ctx, tx, ws, edges)
-		return err
-	})
+		ids = append(ids, id.Bytes)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("postgres: expand level: %w", mapErr(err))
+	}
+	if len(ids) > q.Limit {
+		return ids[:q.Limit], true, nil
+	}
+	return ids, false, nil
+}
+
+// ReplaceDerivedEdges implements postgram.GraphStorage. The delete and
+// the upserts travel as one batch, which PostgreSQL runs as one implicit
+// transaction: a single round trip instead of four.
+func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge) (int, error) {
+	b := &pgx.Batch{}
+	b.Queue("DELETE FROM edges WHERE workspace_id = $1 AND origin_id = $2 AND source = $3", ws, origin, source)
+	for _, e := range edges {
+		meta, err := metadataJSON(e.Metadata)
+		if err != nil {
+			return 0, fmt.Errorf("postgres: replace derived edges: %w", err)
+		}
+		b.Queue(upsertEdgeSQL, ws, e.ID, e.SourceID, e.TargetID, e.Relation, e.Confidence, e.Source, meta,
+			e.OriginID, e.Provider, e.Model, e.PromptVersion, e.CreatedAt, e.UpdatedAt)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	tag, err := br.Exec()
+	for i := 0; err == nil && i < len(edges); i++ {
+		_, err = br.Exec() // an upsert blocked by precedence returns no row
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return 0, fmt.Errorf("postgres: replace derived edges: %w", mapErr(err))
 	}
-	return int(n), nil
+	return int(tag.RowsAffected()), nil
 }
 
 // ChunkVectors implements postgram.GraphStorage.

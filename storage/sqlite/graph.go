@@ -1,11 +1,14 @@
 package sqlite
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -66,16 +69,19 @@ func edgeRank(col string) string {
 	return "(CASE " + col + " WHEN 'manual' THEN 2 WHEN 'semantic-neighbor' THEN 0 ELSE 1 END)"
 }
 
-// upsertEdgeSQL inserts one edge; on a duplicate it replaces the stored one
-// when the new source's precedence is at least the old one's.
-var upsertEdgeSQL = `INSERT INTO edges AS ed (workspace_id, id, source_id, target_id, relation, confidence, source, metadata,
+// upsertEdgeExecSQL inserts one edge; on a duplicate it replaces the
+// stored one when the new source's precedence is at least the old one's.
+var upsertEdgeExecSQL = `INSERT INTO edges AS ed (workspace_id, id, source_id, target_id, relation, confidence, source, metadata,
 		origin_id, provider, model, prompt_version, created_at, updated_at)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (workspace_id, source_id, target_id, relation) DO UPDATE SET
 		confidence = excluded.confidence, source = excluded.source, metadata = json_patch(ed.metadata, excluded.metadata),
 		origin_id = excluded.origin_id, provider = excluded.provider, model = excluded.model,
 		prompt_version = excluded.prompt_version, updated_at = excluded.updated_at
-	WHERE ` + edgeRank("excluded.source") + ` >= ` + edgeRank("ed.source") + `
+	WHERE ` + edgeRank("excluded.source") + ` >= ` + edgeRank("ed.source")
+
+// upsertEdgeSQL is upsertEdgeExecSQL returning the edge written.
+var upsertEdgeSQL = upsertEdgeExecSQL + `
 	RETURNING ` + edgeColsBare
 
 func originArg(o *uuid.UUID) any {
@@ -176,7 +182,11 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) 
 		}
 		switch {
 		case q.Among:
-			from = "SELECT * FROM edges WHERE workspace_id = ? AND " + pre(&args, ws) + in("source_id") + " AND " + in("target_id")
+			// The unary + keeps target_id out of the index search: seeking
+			// every (source, target) pair of the list costs n² probes,
+			// where filtering the sources' edges by a membership test
+			// costs one probe per edge.
+			from = "SELECT * FROM edges WHERE workspace_id = ? AND " + pre(&args, ws) + in("source_id") + " AND +" + in("target_id")
 		case q.Direction == postgram.DirectionSource:
 			from = "SELECT * FROM edges WHERE workspace_id = ? AND " + pre(&args, ws) + in("source_id")
 		case q.Direction == postgram.DirectionTarget:
@@ -232,9 +242,11 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) 
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	query += " ORDER BY ed.confidence DESC, ed.id"
+	// Without a limit Go sorts the result: SQLite's sorter copies every
+	// wide row (metadata included) into a temporary b-tree, several times
+	// the cost of the query itself for a graph's edges.
 	if q.Limit > 0 {
-		query += " LIMIT ?"
+		query += " ORDER BY ed.confidence DESC, ed.id LIMIT ?"
 		args = append(args, q.Limit)
 	}
 	rows, err := s.query(ctx, query, args...)
@@ -253,7 +265,143 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) 
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: find edges: %w", mapErr(err))
 	}
+	if q.Limit <= 0 {
+		// ORDER BY ed.confidence DESC, ed.id: the ids are stored as
+		// canonical lower-case text, whose BINARY order is their bytes'.
+		slices.SortFunc(out, func(a, b postgram.Edge) int {
+			if c := cmp.Compare(b.Confidence, a.Confidence); c != 0 {
+				return c
+			}
+			return bytes.Compare(a.ID[:], b.ID[:])
+		})
+	}
 	return out, nil
+}
+
+var _ postgram.ExpandLevelStorage = (*Store)(nil)
+
+// ExpandLevel implements postgram.ExpandLevelStorage. SQLite reads the
+// frontier's incident edges (three columns, through the end indexes, the
+// join order fixed by CROSS JOIN) and Go keeps each other end's best edge,
+// drops the seen ones and ranks the rest; the filter is then checked in
+// batches, best first, only until Limit+1 candidates have passed.
+func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
+	if len(q.Frontier) == 0 {
+		return nil, false, nil
+	}
+	front := idsJSON(q.Frontier)
+	var args []any
+	arm := func(other, end string) string {
+		args = append(args, front, ws)
+		sql := "SELECT ed." + other + ", ed.confidence, ed.id FROM json_each(?) j CROSS JOIN edges ed" +
+			" ON ed.workspace_id = ? AND ed." + end + " = j.value"
+		if len(q.Relations) > 0 {
+			sql += " AND ed.relation IN (SELECT value FROM json_each(?))"
+			args = append(args, stringsJSON(q.Relations))
+		}
+		if q.MinConfidence > 0 {
+			sql += " AND ed.confidence >= ?"
+			args = append(args, q.MinConfidence)
+		}
+		return sql
+	}
+	query := arm("target_id", "source_id") + " UNION ALL " + arm("source_id", "target_id")
+	seen := make(map[string]bool, len(q.Seen))
+	for _, id := range q.Seen {
+		seen[id.String()] = true
+	}
+	type cand struct {
+		id, edge string
+		conf     float64
+	}
+	var cands []cand
+	at := map[string]int{}
+	rows, err := s.query(ctx, query, args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("sqlite: expand level: %w", mapErr(err))
+	}
+	for rows.Next() {
+		var c cand
+		if err := rows.Scan(&c.id, &c.conf, &c.edge); err != nil {
+			rows.Close()
+			return nil, false, fmt.Errorf("sqlite: expand level: %w", err)
+		}
+		if seen[c.id] {
+			continue
+		}
+		if i, ok := at[c.id]; ok {
+			if b := &cands[i]; c.conf > b.conf || c.conf == b.conf && c.edge < b.edge {
+				b.conf, b.edge = c.conf, c.edge
+			}
+			continue
+		}
+		at[c.id] = len(cands)
+		cands = append(cands, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("sqlite: expand level: %w", mapErr(err))
+	}
+	// FindEdges' order: confidence descending, then id (BINARY collation,
+	// which is Go's string order).
+	slices.SortFunc(cands, func(a, b cand) int {
+		if c := cmp.Compare(b.conf, a.conf); c != 0 {
+			return c
+		}
+		return strings.Compare(a.edge, b.edge)
+	})
+	want := q.Limit + 1
+	var out []uuid.UUID
+	for start := 0; start < len(cands) && len(out) < want; {
+		batch := cands[start:min(len(cands), start+(want-len(out))*5/4+8)]
+		start += len(batch)
+		var ok map[string]bool
+		if q.Filter != nil {
+			ids := make([]string, len(batch))
+			for i, c := range batch {
+				ids[i] = c.id
+			}
+			if ok, err = s.admitted(ctx, ws, ids, q.Filter); err != nil {
+				return nil, false, fmt.Errorf("sqlite: expand level: %w", err)
+			}
+		}
+		for _, c := range batch {
+			if ok != nil && !ok[c.id] {
+				continue
+			}
+			id, err := uuid.Parse(c.id)
+			if err != nil {
+				return nil, false, fmt.Errorf("sqlite: expand level: entity id %q: %w", c.id, err)
+			}
+			if out = append(out, id); len(out) == want {
+				break
+			}
+		}
+	}
+	if len(out) > q.Limit {
+		return out[:q.Limit], true, nil
+	}
+	return out, false, nil
+}
+
+// admitted returns which of ids are entities of ws that f admits.
+func (s *Store) admitted(ctx context.Context, ws string, ids []string, f *postgram.EntityFilter) (map[string]bool, error) {
+	args := []any{stringsJSON(ids), ws}
+	where := filterSQL(*f, &args)
+	rows, err := s.query(ctx, "SELECT e.id FROM json_each(?) j CROSS JOIN entities e ON e.workspace_id = ? AND e.id = j.value WHERE "+where, args...)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	ok := make(map[string]bool, len(ids))
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ok[id] = true
+	}
+	return ok, mapErr(rows.Err())
 }
 
 // pre appends v to args and returns "" (for building SQL in argument order).
@@ -264,6 +412,14 @@ func pre(args *[]any, v any) string {
 
 // ReplaceDerivedEdges implements postgram.GraphStorage.
 func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge) (int, error) {
+	metas := make([]string, len(edges))
+	for i, e := range edges {
+		m, err := metadataJSON(e.Metadata)
+		if err != nil {
+			return 0, fmt.Errorf("sqlite: replace derived edges: %w", err)
+		}
+		metas[i] = m
+	}
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM edges WHERE workspace_id = ? AND origin_id = ? AND source = ?", ws, origin.String(), source)
@@ -273,8 +429,23 @@ func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		_, err = upsertEdges(ctx, tx, ws, edges)
-		return err
+		if len(edges) == 0 {
+			return nil
+		}
+		// The edges written are not returned: no RETURNING to decode.
+		st, err := tx.PrepareContext(ctx, upsertEdgeExecSQL)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for i, e := range edges {
+			if _, err := st.ExecContext(ctx, ws, e.ID.String(), e.SourceID.String(), e.TargetID.String(), e.Relation,
+				e.Confidence, e.Source, metas[i], originArg(e.OriginID), e.Provider, e.Model, e.PromptVersion,
+				micros(e.CreatedAt), micros(e.UpdatedAt)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: replace derived edges: %w", mapErr(err))
