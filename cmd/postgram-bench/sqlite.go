@@ -14,6 +14,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ type sqliteOptions struct {
 	rounds  int
 	seed    uint64
 	measure string // internal: measure this fixture in this process
+	cpuProf string // CPU profile of the measuring process (open and searches)
 }
 
 func parseSQLiteFlags(args []string, stderr io.Writer) (sqliteOptions, int) {
@@ -60,6 +62,7 @@ without --dir they are built in a temporary directory and removed.`, stderr)
 	fs.IntVar(&o.rounds, "rounds", 2, "measured passes over the queries")
 	fs.Uint64Var(&o.seed, "seed", defaultSeed, "seed of the generated text, vectors and queries")
 	fs.StringVar(&o.measure, "measure", "", "internal: measure the store at this path and print JSON")
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of each measuring process (open and searches) to FILE.<chunks>")
 	code := parseFlags(fs, args, func() error {
 		for _, s := range strings.Split(sizes, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -152,6 +155,9 @@ func sqliteBench(ctx context.Context, o sqliteOptions, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "measuring %s in a fresh process...\n", filepath.Base(path))
 		cmd := osexec.CommandContext(ctx, exe, "sqlite", "--measure", path, "--dims", strconv.Itoa(o.dims),
 			"--queries", strconv.Itoa(o.queries), "--rounds", strconv.Itoa(o.rounds), "--seed", strconv.FormatUint(o.seed, 10))
+		if o.cpuProf != "" {
+			cmd.Args = append(cmd.Args, "--cpuprofile", o.cpuProf+"."+strconv.Itoa(n))
+		}
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, stderr
 		if err := cmd.Run(); err != nil {
@@ -293,6 +299,17 @@ func measureSQLite(ctx context.Context, o sqliteOptions, path string) (sqliteMea
 		return m, err
 	}
 	m.FileBytes = fi.Size()
+	if o.cpuProf != "" {
+		f, err := os.Create(o.cpuProf)
+		if err != nil {
+			return m, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return m, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	st, err := sqlite.Open(ctx, sqlite.Config{Path: path})
 	if err != nil {

@@ -7,7 +7,39 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func dotI16I8AVX2(x *int16, v *int8, n int) int32
 
+//go:noescape
+func dotU4I8AVX2(x *int8, v *byte, n int) int32
+
+//go:noescape
+func quantI8AVX2(v *float32, dst *int8, n int, k, inv, scale float64) float64
+
+//go:noescape
+func quantU4AVX2(v *float32, dst *byte, blocks int, k, inv, scale float64) float64
+
 var hasAVX2 = cpu.X86.HasAVX2
+
+// quantI8Fast codes the leading multiple of 8 elements of v as
+// quantizeWith does, returning how many it coded and their squared error
+// sum (0, 0 without AVX2).
+func quantI8Fast(v []float32, dst []int8, k, inv, scale float64) (int, float64) {
+	n := len(v) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0, 0
+	}
+	_ = dst[n-1]
+	return n, quantI8AVX2(&v[0], &dst[0], n, k, inv, scale)
+}
+
+// quantU4Fast codes the full 64-element blocks of v as quantize4With
+// does, returning how many blocks it coded and their squared error sum.
+func quantU4Fast(v []float32, dst []byte, k, inv, scale float64) (int, float64) {
+	b := len(v) / 64
+	if !hasAVX2 || b == 0 {
+		return 0, 0
+	}
+	_ = dst[32*b-1]
+	return b, quantU4AVX2(&v[0], &dst[0], b, k, inv, scale)
+}
 
 // dotI8 returns Σ x[i]·v[i]; len(x) == len(v), a multiple of 32.
 func dotI8(x []int16, v []int8) int32 {
@@ -16,4 +48,14 @@ func dotI8(x []int16, v []int8) int32 {
 		return dotI16I8AVX2(&x[0], &v[0], len(x))
 	}
 	return dotI8Go(x, v)
+}
+
+// dotU4 returns the nibble product of x and the packed codes v (see
+// dotU4Go); len(x) == 2·len(v), len(v) a multiple of 32.
+func dotU4(x []int8, v []byte) int32 {
+	if hasAVX2 && len(v) > 0 {
+		_ = x[2*len(v)-1]
+		return dotU4I8AVX2(&x[0], &v[0], len(v))
+	}
+	return dotU4Go(x, v)
 }

@@ -37,3 +37,172 @@ loop:
 	VZEROUPPER
 	MOVL         AX, ret+24(FP)
 	RET
+
+// func dotU4I8AVX2(x *int8, v *byte, n int) int32
+//
+// Σ over the n bytes of v (a positive multiple of 32) of lo·x[i] + hi·x[i+32]
+// for the low and high nibbles (0..15) of byte j of each 32-byte block,
+// where i = 64·block + j (see vecSet.q4). VPMADDUBSW's pair sums of
+// 15·127 fit int16 without saturating.
+TEXT ·dotU4I8AVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ v+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x00010001, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+
+loop4:
+	VMOVDQU    (DI), Y2
+	VPSRLW     $4, Y2, Y3
+	VPAND      Y7, Y2, Y2
+	VPAND      Y7, Y3, Y3
+	VPMADDUBSW (SI), Y2, Y2
+	VPMADDUBSW 32(SI), Y3, Y3
+	VPMADDWD   Y6, Y2, Y2
+	VPMADDWD   Y6, Y3, Y3
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y3, Y1, Y1
+	ADDQ       $32, DI
+	ADDQ       $64, SI
+	SUBQ       $32, CX
+	JNZ        loop4
+
+	VPADDD       Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	VZEROUPPER
+	MOVL         AX, ret+24(FP)
+	RET
+
+// func quantI8AVX2(v *float32, dst *int8, n int, k, inv, scale float64) float64
+//
+// The int8 code of quantizeWith for n elements (a positive multiple of 8):
+// dst[i] = floor(v[i]·k + 0.5), with the same float64 operations as the Go
+// loop; returns Σ (v[i]·inv − scale·dst[i])².
+TEXT ·quantI8AVX2(SB), NOSPLIT, $0-56
+	MOVQ         v+0(FP), SI
+	MOVQ         dst+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSD k+24(FP), Y10
+	VBROADCASTSD inv+32(FP), Y9
+	VBROADCASTSD scale+40(FP), Y8
+	MOVQ         $0x3FE0000000000000, AX
+	VMOVQ        AX, X11
+	VBROADCASTSD X11, Y11
+	VXORPD       Y12, Y12, Y12
+
+q8loop:
+	VCVTPS2PD   (SI), Y1
+	VCVTPS2PD   16(SI), Y2
+	VMULPD      Y10, Y1, Y3
+	VMULPD      Y10, Y2, Y4
+	VADDPD      Y11, Y3, Y3
+	VADDPD      Y11, Y4, Y4
+	VROUNDPD    $1, Y3, Y3
+	VROUNDPD    $1, Y4, Y4
+	VMULPD      Y9, Y1, Y1
+	VMULPD      Y9, Y2, Y2
+	VMULPD      Y8, Y3, Y5
+	VMULPD      Y8, Y4, Y6
+	VSUBPD      Y5, Y1, Y1
+	VSUBPD      Y6, Y2, Y2
+	VMULPD      Y1, Y1, Y1
+	VMULPD      Y2, Y2, Y2
+	VADDPD      Y1, Y12, Y12
+	VADDPD      Y2, Y12, Y12
+	VCVTTPD2DQY Y3, X5
+	VCVTTPD2DQY Y4, X6
+	VPACKSSDW   X6, X5, X5
+	VPACKSSWB   X5, X5, X5
+	VMOVQ       X5, (DI)
+	ADDQ        $32, SI
+	ADDQ        $8, DI
+	SUBQ        $8, CX
+	JNZ         q8loop
+
+	VEXTRACTF128 $1, Y12, X13
+	VADDPD       X13, X12, X12
+	VUNPCKHPD    X12, X12, X13
+	VADDSD       X13, X12, X12
+	VZEROUPPER
+	MOVSD        X12, ret+48(FP)
+	RET
+
+// quad4 codes the four floats at off(SI) into the int32 lanes of X: the
+// same floor(v·k + 0.5) as quantI8AVX2 (k, inv, scale in Y10, Y9, Y8, 0.5
+// in Y11), accumulating the squared errors into Y12.
+#define QUAD4(off, X) \
+	VCVTPS2PD   off(SI), Y1; \
+	VMULPD      Y10, Y1, Y5; \
+	VADDPD      Y11, Y5, Y5; \
+	VROUNDPD    $1, Y5, Y5; \
+	VMULPD      Y9, Y1, Y1; \
+	VMULPD      Y8, Y5, Y6; \
+	VSUBPD      Y6, Y1, Y1; \
+	VMULPD      Y1, Y1, Y1; \
+	VADDPD      Y1, Y12, Y12; \
+	VCVTTPD2DQY Y5, X
+
+// func quantU4AVX2(v *float32, dst *byte, blocks int, k, inv, scale float64) float64
+//
+// The 4-bit code of quantize4With for blocks full blocks of 64 elements
+// (see vecSet.q4); returns the sum of the squared errors.
+TEXT ·quantU4AVX2(SB), NOSPLIT, $0-56
+	MOVQ         v+0(FP), SI
+	MOVQ         dst+8(FP), DI
+	MOVQ         blocks+16(FP), CX
+	VBROADCASTSD k+24(FP), Y10
+	VBROADCASTSD inv+32(FP), Y9
+	VBROADCASTSD scale+40(FP), Y8
+	MOVQ         $0x3FE0000000000000, AX
+	VMOVQ        AX, X11
+	VBROADCASTSD X11, Y11
+	VXORPD       Y12, Y12, Y12
+	MOVL         $8, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+
+q4block:
+	MOVQ $4, DX
+
+q4loop:
+	QUAD4(0, X0)
+	QUAD4(16, X2)
+	QUAD4(128, X3)
+	QUAD4(144, X4)
+	VINSERTI128  $1, X2, Y0, Y0
+	VINSERTI128  $1, X4, Y3, Y3
+	VPADDD       Y14, Y0, Y0
+	VPADDD       Y14, Y3, Y3
+	VPSLLD       $4, Y3, Y3
+	VPOR         Y3, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKUSDW    X1, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DI)
+	ADDQ         $32, SI
+	ADDQ         $8, DI
+	DECQ         DX
+	JNZ          q4loop
+	ADDQ         $128, SI
+	DECQ         CX
+	JNZ          q4block
+
+	VEXTRACTF128 $1, Y12, X13
+	VADDPD       X13, X12, X12
+	VUNPCKHPD    X12, X12, X13
+	VADDSD       X13, X12, X12
+	VZEROUPPER
+	MOVSD        X12, ret+48(FP)
+	RET

@@ -4,3 +4,11 @@ package sqlite
 
 // dotI8 returns Σ x[i]·v[i]; len(x) == len(v), a multiple of 32.
 func dotI8(x []int16, v []int8) int32 { return dotI8Go(x, v) }
+
+// dotU4 returns the nibble product of x and the packed codes v (see
+// dotU4Go); len(x) == 2·len(v), len(v) a multiple of 32.
+func dotU4(x []int8, v []byte) int32 { return dotU4Go(x, v) }
+
+func quantI8Fast(v []float32, dst []int8, k, inv, scale float64) (int, float64) { return 0, 0 }
+
+func quantU4Fast(v []float32, dst []byte, k, inv, scale float64) (int, float64) { return 0, 0 }

@@ -38,7 +38,7 @@ func registerDriver() {
 
 // loaders maps a load's token to its loader while the load runs.
 var (
-	loaders   sync.Map // int64 → *vecLoader
+	loaders   sync.Map // int64 → *rangeLoader or *entLoader
 	loaderSeq atomic.Int64
 )
 
@@ -60,7 +60,7 @@ func loadVectorFunc(_ *msqlite.FunctionContext, args []driver.Value) (driver.Val
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) {
 		return nil, nil // not a well-formed row: never indexed
 	}
-	l.(*vecLoader).add(crid, model, ws, cid, erid, blob)
+	l.(*rangeLoader).add(crid, model, ws, cid, erid, blob)
 	return nil, nil
 }
 

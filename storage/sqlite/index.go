@@ -6,11 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -50,6 +49,59 @@ type space struct {
 	ents []entAttr
 	free []int32
 	sets map[int64]*vecSet // by model id
+
+	gen   uint64                   // bumped by every change of ents
+	masks atomic.Pointer[maskList] // recent filters' admitted entities
+}
+
+// maskList holds the admitted-entity masks of the last few filters (most
+// recent first): a search admits every entity of the workspace through its
+// filter, and evaluating it on 50,000 entities costs more than the vector
+// scan's first pass, while searches mostly repeat a few filters (the
+// default one, a client's). Lists are immutable once published.
+type maskList struct {
+	gen   uint64
+	items []admitMask
+}
+
+type admitMask struct {
+	key  string // the filter, as JSON
+	mask []bool // by entity slot
+}
+
+const maskCacheSize = 4
+
+// admitted returns which entities of the space f admits, by slot. The
+// caller holds the index's read lock at least, so ents and gen are stable.
+func (sp *space) admitted(f *postgram.EntityFilter) []bool {
+	kb, err := json.Marshal(f)
+	key := string(kb)
+	cur := sp.masks.Load()
+	if err == nil && cur != nil && cur.gen == sp.gen {
+		for _, m := range cur.items {
+			if m.key == key {
+				return m.mask
+			}
+		}
+	}
+	mask := make([]bool, len(sp.ents))
+	for i := range sp.ents {
+		mask[i] = admits(f, &sp.ents[i])
+	}
+	if err != nil {
+		return mask
+	}
+	next := &maskList{gen: sp.gen, items: []admitMask{{key, mask}}}
+	if cur != nil && cur.gen == sp.gen {
+		for _, m := range cur.items {
+			if len(next.items) == maskCacheSize {
+				break
+			}
+			next.items = append(next.items, m)
+		}
+	}
+	sp.masks.Store(next) // a concurrent search's list may be lost: only a cache
+	return mask
 }
 
 // entAttr is what EntityFilter looks at.
@@ -114,11 +166,13 @@ func (ix *index) putEntity(ws string, a entAttr) {
 		cur := &loc.sp.ents[loc.slot]
 		if loc.sp == ix.spaces[ws] && cur.id == a.id {
 			*cur = a
+			loc.sp.gen++
 			return
 		}
 		ix.dropEntity(a.rid) // the rid was reused by another entity
 	}
 	sp := ix.space(ws)
+	sp.gen++
 	var slot int32
 	if n := len(sp.free); n > 0 {
 		slot = sp.free[n-1]
@@ -138,6 +192,7 @@ func (ix *index) dropEntity(rid int64) {
 	}
 	loc.sp.ents[loc.slot] = entAttr{}
 	loc.sp.free = append(loc.sp.free, loc.slot)
+	loc.sp.gen++
 	delete(ix.entLoc, rid)
 }
 
@@ -186,96 +241,6 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 	}
 	a.updated = updated
 	return ws, a, nil
-}
-
-// load (re)builds the whole index from one consistent snapshot.
-func (ix *index) load(ctx context.Context) error {
-	start := time.Now()
-	tx, err := ix.s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
-	}
-	defer tx.Rollback()
-	var applied int64
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM change_log").Scan(&applied); err != nil {
-		if strings.Contains(err.Error(), "no such table") {
-			return errNotMigrated
-		}
-		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
-	}
-	nx := &index{spaces: map[string]*space{}, entLoc: map[int64]entLoc{}, chunkLoc: map[int64]chunkLoc{}}
-	el := &entLoader{nx: nx}
-	etok := loaderSeq.Add(1)
-	loaders.Store(etok, el)
-	var nents int
-	err = tx.QueryRowContext(ctx, `SELECT count(postgram_load_entity(?, `+entityAttrCols+`)) FROM entities INDEXED BY entities_filter`, etok).Scan(&nents)
-	loaders.Delete(etok)
-	if err == nil {
-		err = el.err
-	}
-	if err != nil {
-		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
-	}
-
-	entitiesDone := time.Since(start)
-
-	// Size every set first so the vectors land in preallocated arrays,
-	// which quantizing workers fill behind the reader.
-	sets := map[setKey]*loading{}
-	rows, err := tx.QueryContext(ctx, `SELECT v.workspace_id, v.model_id, m.dimensions, count(*)
-		FROM chunk_embeddings v JOIN embedding_models m ON m.id = v.model_id
-		GROUP BY v.workspace_id, v.model_id`)
-	if err != nil {
-		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
-	}
-	for rows.Next() {
-		var k setKey
-		var dims, n int
-		if err := rows.Scan(&k.ws, &k.model, &dims, &n); err != nil {
-			rows.Close()
-			return fmt.Errorf("sqlite: load vector index: %w", err)
-		}
-		vs := newVecSet(dims)
-		vs.rid = make([]int64, 0, n)
-		vs.chunk = make([]uuid.UUID, 0, n)
-		vs.ent = make([]int32, 0, n)
-		vs.f32 = make([]float32, n*vs.dims)
-		vs.q8 = make([]int8, n*vs.stride)
-		adviseHuge(vs.f32)
-		adviseHuge(vs.q8)
-		vs.ss = make([]float64, n)
-		vs.scale = make([]float64, n)
-		vs.errb = make([]float64, n)
-		vs.slot = make(map[int64]int32, n)
-		nx.space(k.ws).sets[k.model] = vs
-		sets[k] = &loading{vs: vs, ws: k.ws}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
-	}
-
-	ld := newVecLoader(nx, sets)
-	tok := loaderSeq.Add(1)
-	loaders.Store(tok, ld)
-	var n int
-	err = tx.QueryRowContext(ctx, `SELECT count(postgram_load_vector(?, chunk_rid, model_id, workspace_id, chunk_id, entity_rid, embedding))
-		FROM chunk_embeddings`, tok).Scan(&n)
-	loaders.Delete(tok)
-	ld.finish()
-	if err != nil {
-		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
-	}
-	tx.Rollback()
-
-	ix.s.log.Debug("vector index loaded", "entities", len(nx.entLoc), "vectors", len(nx.chunkLoc),
-		"entities_took", entitiesDone.String(), "took", time.Since(start).String())
-	ix.mu.Lock()
-	ix.spaces, ix.entLoc, ix.chunkLoc = nx.spaces, nx.entLoc, nx.chunkLoc
-	ix.applied = applied
-	ix.loaded = true
-	ix.mu.Unlock()
-	return nil
 }
 
 // ensureFresh brings the index up to date with the file when another
@@ -526,11 +491,7 @@ func (ix *index) searchVectors(ws string, model int64, x []float32, f *postgram.
 	if len(x) != vs.dims {
 		return nil, errors.New("query dimensions differ from the index")
 	}
-	admitted := make([]bool, len(sp.ents))
-	for i := range sp.ents {
-		admitted[i] = admits(f, &sp.ents[i])
-	}
-	return vs.topK(x, func(e int32) bool { return admitted[e] }, k, ix.s.cfg.ScanWorkers), nil
+	return vs.topK(x, sp.admitted(f), k, ix.s.cfg.ScanWorkers), nil
 }
 
 // similarities returns the exact cosine similarity of each chunk (by rid)
@@ -554,150 +515,4 @@ func (ix *index) similarities(ws string, model int64, x []float32, rids []int64)
 		}
 	}
 	return out
-}
-
-type setKey struct {
-	ws    string
-	model int64
-}
-
-// loading is a vector set being filled.
-type loading struct {
-	vs         *vecSet
-	ws         string
-	n          int // slots filled
-	dispatched int // slots handed to the quantizers
-}
-
-// vecLoader fills preallocated vector sets from postgram_load_vector calls
-// (on the loading connection's goroutine) while workers quantize the filled
-// slots behind it.
-type vecLoader struct {
-	nx   *index
-	sets map[setKey]*loading
-	jobs chan span
-	wg   sync.WaitGroup
-	key  setKey
-}
-
-type span struct {
-	vs     *vecSet
-	lo, hi int
-}
-
-const quantizeBatch = 1024
-
-func newVecLoader(nx *index, sets map[setKey]*loading) *vecLoader {
-	l := &vecLoader{nx: nx, sets: sets, jobs: make(chan span, 64)}
-	for range max(1, runtime.GOMAXPROCS(0)) {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			for j := range l.jobs {
-				vs := j.vs
-				for s := j.lo; s < j.hi; s++ {
-					vs.ss[s], vs.scale[s], vs.errb[s] = quantize(vs.f32[s*vs.dims:(s+1)*vs.dims], vs.q8[s*vs.stride:(s+1)*vs.stride])
-				}
-			}
-		}()
-	}
-	return l
-}
-
-// add stores one embedding. ws, cid and blob are only valid during the call.
-func (l *vecLoader) add(crid, model int64, ws, cid string, erid int64, blob []byte) {
-	l.key.ws, l.key.model = ws, model
-	ld := l.sets[l.key]
-	el, ok := l.nx.entLoc[erid]
-	if ld == nil || !ok || ld.n >= cap(ld.vs.rid) || len(blob) != 4*ld.vs.dims {
-		return // a vector of the wrong size is never returned
-	}
-	chunk, err := uuid.Parse(cid)
-	if err != nil {
-		return
-	}
-	vs, s := ld.vs, ld.n
-	vs.slot[crid] = int32(s)
-	vs.rid = append(vs.rid, crid)
-	vs.chunk = append(vs.chunk, chunk)
-	vs.ent = append(vs.ent, el.slot)
-	decodeVectorInto(blob, vs.f32[s*vs.dims:(s+1)*vs.dims])
-	l.nx.chunkLoc[crid] = chunkLoc{ld.ws, model}
-	ld.n++
-	if ld.n-ld.dispatched >= quantizeBatch {
-		l.jobs <- span{vs, ld.dispatched, ld.n}
-		ld.dispatched = ld.n
-	}
-}
-
-// finish quantizes the rest and trims the sets to what was filled.
-func (l *vecLoader) finish() {
-	for _, ld := range l.sets {
-		if ld.n > ld.dispatched {
-			l.jobs <- span{ld.vs, ld.dispatched, ld.n}
-			ld.dispatched = ld.n
-		}
-	}
-	close(l.jobs)
-	l.wg.Wait()
-	for _, ld := range l.sets {
-		vs, n := ld.vs, ld.n
-		vs.f32, vs.q8 = vs.f32[:n*vs.dims], vs.q8[:n*vs.stride]
-		vs.ss, vs.scale, vs.errb = vs.ss[:n], vs.scale[:n], vs.errb[:n]
-	}
-}
-
-// entLoader receives postgram_load_entity calls while the index loads.
-type entLoader struct {
-	nx  *index
-	err error
-	ws  string // the last workspace seen (cloned)
-}
-
-// interned returns the constant for a known enum value, so loading 50,000
-// entities does not allocate 150,000 copies of "memory" and "active".
-func interned[T ~string](v string, known []T) T {
-	for _, k := range known {
-		if string(k) == v {
-			return k
-		}
-	}
-	return T(strings.Clone(v))
-}
-
-// add stores one entity's attributes; the strings are only valid during
-// the call.
-func (l *entLoader) add(rid int64, ws, id, typ, status, vis, owner, tags string, role *string, client string, updated int64) {
-	if l.err != nil {
-		return
-	}
-	a := entAttr{live: true, rid: rid, updated: updated}
-	var err error
-	if a.id, err = uuid.Parse(id); err != nil {
-		l.err = fmt.Errorf("entity %q: %w", id, err)
-		return
-	}
-	a.typ = interned(typ, postgram.EntityTypes)
-	a.status = interned(status, postgram.Statuses)
-	a.vis = interned(vis, postgram.Visibilities)
-	if owner != "" {
-		a.owner = strings.Clone(owner)
-	}
-	if client != "" {
-		a.client = strings.Clone(client)
-	}
-	if role != nil {
-		r := string(interned(*role, []postgram.MemoryRole{postgram.RoleDurableMemory, postgram.RoleSessionContext}))
-		a.role = &r
-	}
-	if tags != "[]" {
-		if err := json.Unmarshal([]byte(tags), &a.tags); err != nil {
-			l.err = fmt.Errorf("tags of entity %s: %w", id, err)
-			return
-		}
-	}
-	if ws != l.ws {
-		l.ws = strings.Clone(ws)
-	}
-	l.nx.putEntity(l.ws, a)
 }

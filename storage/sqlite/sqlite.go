@@ -51,16 +51,18 @@
 // # Vector branch
 //
 // Embeddings are little-endian float32 BLOBs. Every process keeps all of
-// them in memory, per workspace and model, loaded at Open, together with an
-// int8 code of each unit vector, its scale and the exact norm of its
-// quantization error. A search scores every admitted vector on the codes
-// (a quarter of the memory traffic, an AVX2 kernel on amd64), which bounds
-// each exact cosine within an interval; only the vectors whose upper bound
-// reaches the k-th best lower bound are ranked exactly from the float32
-// vectors, in float64. The result is exactly a full exact scan's, for every
-// Strategy (the plan is reported as "exact"). Cosine similarities are
-// computed in float64; pgvector accumulates in float32, so the two backends'
-// similarities differ in about the seventh digit.
+// them in memory, per workspace and model, loaded at Open (by several read
+// connections in parallel, on one snapshot), together with a 4-bit and an
+// int8 code of each unit vector, their scales and the exact norms of their
+// quantization errors. A search scores every admitted vector on the 4-bit
+// codes (an eighth of the float32 memory traffic, AVX2 kernels on amd64),
+// which bounds each exact cosine within an interval; the vectors whose
+// upper bound reaches the k-th best lower bound get the narrower int8
+// interval, and only those still in reach are ranked exactly from the
+// float32 vectors, in float64. The result is exactly a full exact scan's,
+// for every Strategy (the plan is reported as "exact"). Cosine similarities
+// are computed in float64; pgvector accumulates in float32, so the two
+// backends' similarities differ in about the seventh digit.
 //
 // The index follows the writes of every process through change_log, a table
 // that triggers fill whenever an entity's filter attributes or a chunk's

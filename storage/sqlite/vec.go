@@ -2,11 +2,11 @@ package sqlite
 
 import (
 	"bytes"
-	"container/heap"
 	"encoding/binary"
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/google/uuid"
@@ -24,12 +24,22 @@ import (
 // The k-th largest lower bound τ is a floor under the k-th exact
 // similarity; only vectors whose upper bound reaches τ can be in the top k,
 // and those are ranked exactly. The answer equals a full float32 scan's.
+//
+// A 4-bit code of each vector (half the int8 code's bytes, so half the
+// memory traffic of the scan, which memory bandwidth bounds) gives a first,
+// wider interval the same way; the int8 intervals are then computed only
+// for the vectors whose 4-bit upper bound reaches the 4-bit τ. When the
+// 4-bit intervals stop pruning (similarities crowded within their width),
+// searches skip that pass for a while.
 
 // boundSlack absorbs floating-point rounding in the bound arithmetic.
 const boundSlack = 1e-7
 
 // strideOf rounds a dimension up to the int8 kernel's block of 32.
 func strideOf(dims int) int { return (dims + 31) &^ 31 }
+
+// stride4Of is the bytes of a 4-bit code: blocks of 32 bytes, 64 codes.
+func stride4Of(dims int) int { return (dims + 63) / 64 * 32 }
 
 type vecSet struct {
 	dims, stride int
@@ -43,11 +53,39 @@ type vecSet struct {
 	scale []float64   // int8 scale of the unit vector
 	errb  []float64   // ‖u − scale·q‖
 
+	// The 4-bit code: in each block of 32 bytes, byte j holds code c+8 of
+	// the unit vector's element 64·block+j in its low nibble and of
+	// element 64·block+32+j in its high nibble (c in −7..7, 0 past dims).
+	stride4 int
+	q4      []byte    // stride4 per slot
+	scale4  []float64 // 4-bit scale of the unit vector
+	err4    []float64 // ‖u − scale4·c‖
+
+	skip4 atomic.Int32 // searches left that skip the 4-bit pass
+
 	slot map[int64]int32 // chunk rid → slot
 }
 
 func newVecSet(dims int) *vecSet {
-	return &vecSet{dims: dims, stride: strideOf(dims), slot: map[int64]int32{}}
+	return &vecSet{dims: dims, stride: strideOf(dims), stride4: stride4Of(dims), slot: map[int64]int32{}}
+}
+
+// alloc sizes the arrays for n slots.
+func (vs *vecSet) alloc(n int) {
+	vs.rid = make([]int64, n)
+	vs.chunk = make([]uuid.UUID, n)
+	vs.ent = make([]int32, n)
+	vs.f32 = make([]float32, n*vs.dims)
+	vs.q8 = make([]int8, n*vs.stride)
+	vs.q4 = make([]byte, n*vs.stride4)
+	adviseHuge(vs.f32)
+	adviseHuge(vs.q8)
+	adviseHuge(vs.q4)
+	vs.ss = make([]float64, n)
+	vs.scale = make([]float64, n)
+	vs.errb = make([]float64, n)
+	vs.scale4 = make([]float64, n)
+	vs.err4 = make([]float64, n)
 }
 
 func (vs *vecSet) len() int { return len(vs.rid) }
@@ -63,14 +101,17 @@ func (vs *vecSet) put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
 		vs.ent = append(vs.ent, ent)
 		vs.f32 = append(vs.f32, v...)
 		vs.q8 = append(vs.q8, make([]int8, vs.stride)...)
+		vs.q4 = append(vs.q4, make([]byte, vs.stride4)...)
 		vs.ss = append(vs.ss, 0)
 		vs.scale = append(vs.scale, 0)
 		vs.errb = append(vs.errb, 0)
+		vs.scale4 = append(vs.scale4, 0)
+		vs.err4 = append(vs.err4, 0)
 	} else {
 		vs.chunk[s], vs.ent[s] = chunk, ent
 		copy(vs.f32[int(s)*vs.dims:], v)
 	}
-	vs.ss[s], vs.scale[s], vs.errb[s] = quantize(v, vs.q8[int(s)*vs.stride:(int(s)+1)*vs.stride])
+	vs.quantizeSlots(int(s), int(s)+1)
 }
 
 // remove deletes chunk rid's vector, moving the last slot into its place.
@@ -79,24 +120,32 @@ func (vs *vecSet) remove(rid int64) bool {
 	if !ok {
 		return false
 	}
-	last := int32(len(vs.rid) - 1)
-	if s != last {
-		vs.rid[s], vs.chunk[s], vs.ent[s] = vs.rid[last], vs.chunk[last], vs.ent[last]
-		copy(vs.f32[int(s)*vs.dims:(int(s)+1)*vs.dims], vs.f32[int(last)*vs.dims:])
-		copy(vs.q8[int(s)*vs.stride:(int(s)+1)*vs.stride], vs.q8[int(last)*vs.stride:])
-		vs.ss[s], vs.scale[s], vs.errb[s] = vs.ss[last], vs.scale[last], vs.errb[last]
+	last := len(vs.rid) - 1
+	if int(s) != last {
+		vs.moveSlot(last, int(s))
 		vs.slot[vs.rid[s]] = s
 	}
 	delete(vs.slot, rid)
-	vs.rid = vs.rid[:last]
-	vs.chunk = vs.chunk[:last]
-	vs.ent = vs.ent[:last]
-	vs.f32 = vs.f32[:int(last)*vs.dims]
-	vs.q8 = vs.q8[:int(last)*vs.stride]
-	vs.ss = vs.ss[:last]
-	vs.scale = vs.scale[:last]
-	vs.errb = vs.errb[:last]
+	vs.truncate(last)
 	return true
+}
+
+// moveSlot copies slot from into slot to (the slot map aside).
+func (vs *vecSet) moveSlot(from, to int) {
+	vs.rid[to], vs.chunk[to], vs.ent[to] = vs.rid[from], vs.chunk[from], vs.ent[from]
+	copy(vs.f32[to*vs.dims:(to+1)*vs.dims], vs.f32[from*vs.dims:(from+1)*vs.dims])
+	copy(vs.q8[to*vs.stride:(to+1)*vs.stride], vs.q8[from*vs.stride:(from+1)*vs.stride])
+	copy(vs.q4[to*vs.stride4:(to+1)*vs.stride4], vs.q4[from*vs.stride4:(from+1)*vs.stride4])
+	vs.ss[to], vs.scale[to], vs.errb[to] = vs.ss[from], vs.scale[from], vs.errb[from]
+	vs.scale4[to], vs.err4[to] = vs.scale4[from], vs.err4[from]
+}
+
+// truncate keeps the first n slots (the slot map aside).
+func (vs *vecSet) truncate(n int) {
+	vs.rid, vs.chunk, vs.ent = vs.rid[:n], vs.chunk[:n], vs.ent[:n]
+	vs.f32, vs.q8, vs.q4 = vs.f32[:n*vs.dims], vs.q8[:n*vs.stride], vs.q4[:n*vs.stride4]
+	vs.ss, vs.scale, vs.errb = vs.ss[:n], vs.scale[:n], vs.errb[:n]
+	vs.scale4, vs.err4 = vs.scale4[:n], vs.err4[:n]
 }
 
 func (vs *vecSet) vector(s int32) []float32 {
@@ -107,40 +156,203 @@ func (vs *vecSet) vector(s int32) []float32 {
 // ‖v‖², the code's scale and the exact norm of its error. Any rounding of
 // the code is correct: the error norm is measured on the code produced.
 func quantize(v []float32, dst []int8) (ss, scale, errNorm float64) {
-	var maxAbs float32
+	var maxBits uint32
 	for _, x := range v {
 		ss += float64(x) * float64(x)
-		maxAbs = max(maxAbs, x, -x)
+		maxBits = max(maxBits, absBits(x))
 	}
+	scale, errNorm = quantizeWith(v, dst, ss, math.Float32frombits(maxBits))
+	return ss, scale, errNorm
+}
+
+// absBits is the bit pattern of |x|. For non-negative floats the patterns
+// order as the values, and a NaN's exceeds +Inf's, so the largest of them
+// is max(|x|) with NaN winning, as the float max gives, without its
+// branches (which were most of quantize's time).
+func absBits(x float32) uint32 { return math.Float32bits(x) &^ (1 << 31) }
+
+// quantizeWith is quantize given ‖v‖² and max |v[i]|.
+func quantizeWith(v []float32, dst []int8, ss float64, maxAbs float32) (scale, errNorm float64) {
 	clear(dst[len(v):])
 	if ss == 0 {
 		clear(dst)
-		return 0, 0, 0
+		return 0, 0
 	}
 	norm := math.Sqrt(ss)
 	inv := 1 / norm
 	scale = float64(maxAbs) * inv / 127
 	k := 127 / float64(maxAbs) // x → code: |x·k| ≤ 127
 	dst = dst[:len(v)]
-	var e2 float64
-	for i, x := range v {
-		c := math.Floor(float64(x)*k + 0.5)
-		dst[i] = int8(c)
-		d := float64(x)*inv - scale*c
-		e2 += d * d
+	i, e0 := quantI8Fast(v, dst, k, inv, scale)
+	var e1 float64
+	for ; i+2 <= len(v); i += 2 {
+		x0, x1 := float64(v[i]), float64(v[i+1])
+		c0, c1 := math.Floor(x0*k+0.5), math.Floor(x1*k+0.5)
+		dst[i], dst[i+1] = int8(c0), int8(c1)
+		d0, d1 := x0*inv-scale*c0, x1*inv-scale*c1
+		e0 += d0 * d0
+		e1 += d1 * d1
 	}
-	return ss, scale, math.Sqrt(e2)
+	for ; i < len(v); i++ {
+		x := float64(v[i])
+		c := math.Floor(x*k + 0.5)
+		dst[i] = int8(c)
+		d := x*inv - scale*c
+		e0 += d * d
+	}
+	return scale, math.Sqrt(e0 + e1)
 }
 
-// quantizeQuery is quantize for a query, whose code is int16 for the kernel.
-func quantizeQuery(x []float32, stride int) (code []int16, ss, scale, errNorm float64) {
-	tmp := make([]int8, stride)
-	ss, scale, errNorm = quantize(x, tmp)
-	code = make([]int16, stride)
-	for i, c := range tmp {
-		code[i] = int16(c)
+// quantizeSlots quantizes slots [lo, hi) of vs. It computes the squared
+// norms of four vectors at a time: each is the same sequential float64 sum
+// as quantize's (so bit for bit the same norm), but four independent sums
+// keep the floating-point adder busy instead of waiting on one.
+func (vs *vecSet) quantizeSlots(lo, hi int) {
+	d := vs.dims
+	s := lo
+	for ; s+4 <= hi; s += 4 {
+		v0 := vs.f32[s*d : (s+1)*d]
+		v1 := vs.f32[(s+1)*d : (s+2)*d][:len(v0)]
+		v2 := vs.f32[(s+2)*d : (s+3)*d][:len(v0)]
+		v3 := vs.f32[(s+3)*d : (s+4)*d][:len(v0)]
+		var s0, s1, s2, s3 float64
+		var m0, m1, m2, m3 uint32
+		for i, x := range v0 {
+			y, z, w := v1[i], v2[i], v3[i]
+			s0 += float64(x) * float64(x)
+			s1 += float64(y) * float64(y)
+			s2 += float64(z) * float64(z)
+			s3 += float64(w) * float64(w)
+			m0 = max(m0, absBits(x))
+			m1 = max(m1, absBits(y))
+			m2 = max(m2, absBits(z))
+			m3 = max(m3, absBits(w))
+		}
+		vs.codeSlot(s, s0, m0)
+		vs.codeSlot(s+1, s1, m1)
+		vs.codeSlot(s+2, s2, m2)
+		vs.codeSlot(s+3, s3, m3)
 	}
-	return code, ss, scale, errNorm
+	for ; s < hi; s++ {
+		var ss float64
+		var m uint32
+		for _, x := range vs.f32[s*d : (s+1)*d] {
+			ss += float64(x) * float64(x)
+			m = max(m, absBits(x))
+		}
+		vs.codeSlot(s, ss, m)
+	}
+}
+
+// codeSlot writes slot s's codes given its squared norm and max |v[i]| bits.
+func (vs *vecSet) codeSlot(s int, ss float64, maxBits uint32) {
+	v := vs.f32[s*vs.dims : (s+1)*vs.dims]
+	maxAbs := math.Float32frombits(maxBits)
+	vs.ss[s] = ss
+	vs.scale[s], vs.errb[s] = quantizeWith(v, vs.q8[s*vs.stride:(s+1)*vs.stride], ss, maxAbs)
+	vs.scale4[s], vs.err4[s] = quantize4With(v, vs.q4[s*vs.stride4:(s+1)*vs.stride4], ss, maxAbs)
+}
+
+// quantize4With writes the 4-bit code of v/‖v‖ into dst (layout: see
+// vecSet.q4) given ‖v‖² and max |v[i]|, and returns the code's scale and
+// the exact norm of its error.
+func quantize4With(v []float32, dst []byte, ss float64, maxAbs float32) (scale, errNorm float64) {
+	if ss == 0 {
+		for i := range dst {
+			dst[i] = 0x88
+		}
+		return 0, 0
+	}
+	inv := 1 / math.Sqrt(ss)
+	scale = float64(maxAbs) * inv / 7
+	k := 7 / float64(maxAbs) // x → code: |x·k| ≤ 7
+	b0, e0 := quantU4Fast(v, dst, k, inv, scale)
+	var e1 float64
+	n := len(v)
+	for b := b0; b < len(dst)/32; b++ {
+		blk := dst[b*32 : b*32+32]
+		for j := range blk {
+			lo, hi := 8, 8
+			if i := 64*b + j; i < n {
+				x := float64(v[i])
+				c := math.Floor(x*k + 0.5)
+				lo = int(c) + 8
+				d := x*inv - scale*c
+				e0 += d * d
+			}
+			if i := 64*b + 32 + j; i < n {
+				x := float64(v[i])
+				c := math.Floor(x*k + 0.5)
+				hi = int(c) + 8
+				d := x*inv - scale*c
+				e1 += d * d
+			}
+			blk[j] = byte(lo&15 | (hi&15)<<4)
+		}
+	}
+	return scale, math.Sqrt(e0 + e1)
+}
+
+// dotU4Go is the portable 4-bit kernel: Σ over byte j of each 32-byte
+// block b of v of lo(j)·x[64b+j] + hi(j)·x[64b+32+j], the nibbles taken
+// as 0..15 (so the codes' dot product is this less 8·Σx).
+func dotU4Go(x []int8, v []byte) int32 {
+	x = x[:2*len(v)]
+	var sum int32
+	for b := 0; b < len(v)/32; b++ {
+		blk, xs := v[b*32:b*32+32], x[b*64:b*64+64]
+		for j, c := range blk {
+			sum += int32(c&15)*int32(xs[j]) + int32(c>>4)*int32(xs[32+j])
+		}
+	}
+	return sum
+}
+
+// quantizeQuery is quantize for a query, whose code is int16 for the
+// kernel: with up to 32,767 levels instead of 127 its error is a few
+// hundred times smaller, which halves every similarity interval (the
+// bound is dominated by the stored vector's error then) and so the vectors
+// ranked exactly. The levels are capped so that no partial sum of the
+// kernel's int32 lanes can overflow: |Σ p[i]·q[i]| ≤ 127·Σ|p[i]|, kept
+// below 2³¹.
+func quantizeQuery(x []float32, stride int) (code []int16, ss, scale, errNorm float64) {
+	var maxBits uint32
+	var l1 float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+		maxBits = max(maxBits, absBits(v))
+		l1 += float64(math.Abs(float64(v)))
+	}
+	code = make([]int16, stride)
+	if ss == 0 {
+		return code, 0, 0, 0
+	}
+	maxAbs := float64(math.Float32frombits(maxBits))
+	// Σ|p[i]| ≤ levels·l1/maxAbs + len(x)/2; keep 127 times that below
+	// 2³¹ with a margin for the rounding of this arithmetic.
+	levels := math.Floor(min(32767, (float64(math.MaxInt32)/127-float64(len(x))-1024)*maxAbs/l1))
+	levels = max(1, levels)
+	inv := 1 / math.Sqrt(ss)
+	scale = maxAbs * inv / levels
+	k := levels / maxAbs
+	var e0, e1 float64
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		x0, x1 := float64(x[i]), float64(x[i+1])
+		c0, c1 := math.Floor(x0*k+0.5), math.Floor(x1*k+0.5)
+		code[i], code[i+1] = int16(c0), int16(c1)
+		d0, d1 := x0*inv-scale*c0, x1*inv-scale*c1
+		e0 += d0 * d0
+		e1 += d1 * d1
+	}
+	for ; i < len(x); i++ {
+		v := float64(x[i])
+		c := math.Floor(v*k + 0.5)
+		code[i] = int16(c)
+		d := v*inv - scale*c
+		e0 += d * d
+	}
+	return code, ss, scale, math.Sqrt(e0 + e1)
 }
 
 // dot64 is Σ a[i]·b[i] accumulated in float64.
@@ -210,9 +422,18 @@ func lessScored(a, b scored) int {
 	return bytes.Compare(a.chunk[:], b.chunk[:])
 }
 
-// topK returns the k vectors most similar to x among the slots whose entity
-// admit admits, ordered as PostgreSQL's exact plan selects them.
-func (vs *vecSet) topK(x []float32, admit func(ent int32) bool, k, workers int) []scored {
+// scanChunk is the slots a scan worker takes at a time: workers take
+// chunks until none is left, so one that the operating system preempts
+// delays the search by a chunk, not by its share of the set.
+const scanChunk = 1024
+
+// scratch is a search's per-slot buffer, reused across searches.
+var scratch = sync.Pool{New: func() any { return new([]float64) }}
+
+// topK returns the k vectors most similar to x among the slots whose
+// entity is admitted (admitted[vs.ent[s]]), ordered as PostgreSQL's exact
+// plan selects them.
+func (vs *vecSet) topK(x []float32, admitted []bool, k, workers int) []scored {
 	n := vs.len()
 	if n == 0 || k <= 0 {
 		return nil
@@ -221,27 +442,51 @@ func (vs *vecSet) topK(x []float32, admit func(ent int32) bool, k, workers int) 
 	var nan []scored // zero vectors: NaN similarity, selected first
 	if xss == 0 {
 		for s := range n {
-			if admit(vs.ent[s]) {
+			if admitted[vs.ent[s]] {
 				nan = append(nan, scored{slot: int32(s), rid: vs.rid[s], chunk: vs.chunk[s], sim: math.NaN()})
 			}
 		}
 		slices.SortFunc(nan, lessScored)
 		return nan[:min(k, len(nan))]
 	}
-	// Pass 1: bounds from the int8 codes, in parallel over slot ranges.
-	approx := make([]float64, n) // NaN: not admitted or zero vector
-	workers = max(1, min(workers, n/2048+1))
+	use4 := vs.skip4.Load() <= 0
+	if !use4 {
+		vs.skip4.Add(-1)
+	}
+	var code4 []int8
+	var x4scale, x4err float64
+	var x4sum int32
+	if use4 {
+		code4 = make([]int8, 2*vs.stride4)
+		_, x4scale, x4err = quantize(x, code4)
+		for _, c := range code4 {
+			x4sum += int32(c)
+		}
+	}
+	// Pass 1: bounds from the 4-bit (or int8) codes, in parallel over
+	// chunks of slots.
+	buf := scratch.Get().(*[]float64)
+	defer scratch.Put(buf)
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	approx := (*buf)[:n] // NaN: not admitted or zero vector
+	chunks := (n + scanChunk - 1) / scanChunk
+	workers = max(1, min(workers, chunks))
 	heaps := make([]loHeap, workers)
 	nans := make([][]scored, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo, hi := w*n/workers, (w+1)*n/workers
-			h := &heaps[w]
-			for s := lo; s < hi; s++ {
-				if !admit(vs.ent[s]) {
+	var next atomic.Int64
+	st, st4 := vs.stride, vs.stride4
+	scan := func(w int) {
+		h := make(loHeap, 0, min(k, n))
+		defer func() { heaps[w] = h }()
+		for {
+			c := int(next.Add(1) - 1)
+			if c >= chunks {
+				return
+			}
+			for s := c * scanChunk; s < min(n, (c+1)*scanChunk); s++ {
+				if !admitted[vs.ent[s]] {
 					approx[s] = math.NaN()
 					continue
 				}
@@ -250,19 +495,20 @@ func (vs *vecSet) topK(x []float32, admit func(ent int32) bool, k, workers int) 
 					nans[w] = append(nans[w], scored{slot: int32(s), rid: vs.rid[s], chunk: vs.chunk[s], sim: math.NaN()})
 					continue
 				}
-				a := xscale * vs.scale[s] * float64(dotI8(code, vs.q8[s*vs.stride:(s+1)*vs.stride]))
-				approx[s] = a
-				lb := a - vs.bound(int32(s), xerr)
-				if len(*h) < k {
-					heap.Push(h, lb)
-				} else if lb > (*h)[0] {
-					(*h)[0] = lb
-					heap.Fix(h, 0)
+				var a, b float64
+				if use4 {
+					a = x4scale * vs.scale4[s] * float64(dotU4(code4, vs.q4[s*st4:(s+1)*st4])-8*x4sum)
+					b = vs.bound4(s, x4err)
+				} else {
+					a = xscale * vs.scale[s] * float64(dotI8(code, vs.q8[s*st:(s+1)*st]))
+					b = vs.bound(int32(s), xerr)
 				}
+				approx[s] = a
+				h.offer(a-b, k)
 			}
-		}()
+		}
 	}
-	wg.Wait()
+	parallel(workers, scan)
 	for _, ns := range nans {
 		nan = append(nan, ns...)
 	}
@@ -281,13 +527,55 @@ func (vs *vecSet) topK(x []float32, admit func(ent int32) bool, k, workers int) 
 		slices.Sort(all)
 		tau = all[len(all)-want]
 	}
-	// Pass 2: exact similarity of every slot that may reach τ.
 	var cands []int32
-	for s, a := range approx {
-		if !math.IsNaN(a) && a+vs.bound(int32(s), xerr) >= tau {
-			cands = append(cands, int32(s))
+	if use4 {
+		// Pass 2: int8 intervals of the slots that may reach τ, each
+		// intersected with the 4-bit one.
+		var surv []int32
+		admittedN := 0
+		for s, a := range approx {
+			if !math.IsNaN(a) {
+				admittedN++
+				if a+vs.bound4(s, x4err) >= tau {
+					surv = append(surv, int32(s))
+				}
+			}
+		}
+		if 2*len(surv) > admittedN && admittedN >= 4*scanChunk {
+			// The 4-bit pass pruned less than half: skip it for a while.
+			vs.skip4.Store(skip4Searches)
+		}
+		lo, hi := make([]float64, len(surv)), make([]float64, len(surv))
+		w2 := max(1, min(workers, len(surv)/(4*scanChunk)))
+		parallel(w2, func(w int) {
+			for i := w * len(surv) / w2; i < (w+1)*len(surv)/w2; i++ {
+				s := int(surv[i])
+				a4, b4 := approx[s], vs.bound4(s, x4err)
+				a8 := xscale * vs.scale[s] * float64(dotI8(code, vs.q8[s*st:(s+1)*st]))
+				b8 := vs.bound(int32(s), xerr)
+				lo[i], hi[i] = max(a4-b4, a8-b8), min(a4+b4, a8+b8)
+			}
+		})
+		h := make(loHeap, 0, want)
+		for _, l := range lo {
+			h.offer(l, want)
+		}
+		if len(h) == want {
+			tau = max(tau, h[0])
+		}
+		for i, s := range surv {
+			if hi[i] >= tau {
+				cands = append(cands, s)
+			}
+		}
+	} else {
+		for s, a := range approx {
+			if !math.IsNaN(a) && a+vs.bound(int32(s), xerr) >= tau {
+				cands = append(cands, int32(s))
+			}
 		}
 	}
+	// Pass 3: exact similarity of every slot that may reach τ.
 	out := make([]scored, len(cands))
 	exact := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -295,24 +583,39 @@ func (vs *vecSet) topK(x []float32, admit func(ent int32) bool, k, workers int) 
 			out[i] = scored{slot: s, rid: vs.rid[s], chunk: vs.chunk[s], sim: cosine(x, xss, vs.vector(s), vs.ss[s])}
 		}
 	}
-	if len(cands) < 1024 || workers == 1 {
-		exact(0, len(cands))
-	} else {
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				exact(w*len(cands)/workers, (w+1)*len(cands)/workers)
-			}()
-		}
-		wg.Wait()
+	w3 := workers
+	if len(cands) < 1024 {
+		w3 = 1
 	}
+	parallel(w3, func(w int) { exact(w*len(cands)/w3, (w+1)*len(cands)/w3) })
 	slices.SortFunc(out, lessScored)
 	if len(out) > want {
 		out = out[:want]
 	}
 	return append(nan, out...)
+}
+
+// skip4Searches is how many searches skip the 4-bit pass after it failed
+// to prune half of the vectors.
+const skip4Searches = 32
+
+// parallel runs fn(0..workers-1), fn(0) on the calling goroutine.
+func parallel(workers int, fn func(w int)) {
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w)
+		}()
+	}
+	fn(0)
+	wg.Wait()
+}
+
+// bound4 is the half-width of slot s's 4-bit similarity interval.
+func (vs *vecSet) bound4(s int, xerr float64) float64 {
+	return xerr*(1+vs.err4[s]) + vs.err4[s] + boundSlack
 }
 
 // bound is the half-width of slot s's similarity interval.
@@ -332,15 +635,40 @@ func (vs *vecSet) similarity(x []float32, xss float64, rid int64) (float64, bool
 // loHeap is a min-heap of lower bounds.
 type loHeap []float64
 
-func (h loHeap) Len() int           { return len(h) }
-func (h loHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h loHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *loHeap) Push(x any)        { *h = append(*h, x.(float64)) }
-func (h *loHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// offer keeps the k largest values offered.
+func (h *loHeap) offer(v float64, k int) {
+	x := *h
+	if len(x) < k {
+		x = append(x, v)
+		for i := len(x) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !(x[i] < x[p]) {
+				break
+			}
+			x[i], x[p] = x[p], x[i]
+			i = p
+		}
+		*h = x
+		return
+	}
+	if !(v > x[0]) {
+		return
+	}
+	x[0] = v
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(x) && x[l] < x[m] {
+			m = l
+		}
+		if r := l + 1; r < len(x) && x[r] < x[m] {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		x[i], x[m] = x[m], x[i]
+		i = m
+	}
 }
 
 // encodeVector is the stored form of an embedding: float32 little-endian.

@@ -24,6 +24,15 @@ func bruteTopK(vs *vecSet, x []float32, admit func(int32) bool, k int) []scored 
 	return all[:min(k, len(all))]
 }
 
+// maskOf is admit as topK's mask of the entity slots the tests use (0-9).
+func maskOf(admit func(int32) bool) []bool {
+	m := make([]bool, 10)
+	for e := range m {
+		m[e] = admit(int32(e))
+	}
+	return m
+}
+
 func sameScored(a, b []scored) bool {
 	if len(a) != len(b) {
 		return false
@@ -103,18 +112,21 @@ func TestTopKIsExact(t *testing.T) {
 				for name, admit := range filters {
 					for _, k := range []int{1, 10, 50, 200, tc.n} {
 						for _, workers := range []int{1, 3} {
-							got := vs.topK(x, admit, k, workers)
-							want := bruteTopK(vs, x, admit, k)
-							if !sameScored(got, want) {
-								t.Fatalf("query %d filter %s k %d workers %d: topK differs from a full exact scan (%d vs %d results)",
-									q, name, k, workers, len(got), len(want))
+							for _, skip4 := range []int32{0, 1 << 30} { // with and without the 4-bit pass
+								vs.skip4.Store(skip4)
+								got := vs.topK(x, maskOf(admit), k, workers)
+								want := bruteTopK(vs, x, admit, k)
+								if !sameScored(got, want) {
+									t.Fatalf("query %d filter %s k %d workers %d skip4 %d: topK differs from a full exact scan (%d vs %d results)",
+										q, name, k, workers, skip4, len(got), len(want))
+								}
 							}
 						}
 					}
 				}
 			}
 			// A zero query: every similarity is NaN, ordered by id.
-			if got, want := vs.topK(make([]float32, tc.dims), filters["all"], 10, 2), bruteTopK(vs, make([]float32, tc.dims), filters["all"], 10); !sameScored(got, want) {
+			if got, want := vs.topK(make([]float32, tc.dims), maskOf(filters["all"]), 10, 2), bruteTopK(vs, make([]float32, tc.dims), filters["all"], 10); !sameScored(got, want) {
 				t.Fatal("zero query differs")
 			}
 		})
@@ -140,6 +152,125 @@ func TestQuantizeBound(t *testing.T) {
 		}
 		if got, want := dotI8(code, q8), dotI8Go(code, q8); got != want {
 			t.Fatalf("kernel %d, portable %d", got, want)
+		}
+		// The 4-bit code: an int8 query code against it.
+		st4 := stride4Of(d)
+		q4 := make([]byte, st4)
+		var maxBits uint32
+		for _, e := range v {
+			maxBits = max(maxBits, absBits(e))
+		}
+		v4scale, v4err := quantize4With(v, q4, vss, math.Float32frombits(maxBits))
+		x8 := make([]int8, 2*st4)
+		_, x8scale, x8err := quantize(x, x8)
+		var x8sum, want4 int32
+		for i, c := range x8 {
+			x8sum += int32(c)
+			b := q4[i/64*32+i%32]
+			nib := b & 15
+			if i%64 >= 32 {
+				nib = b >> 4
+			}
+			want4 += (int32(nib) - 8) * int32(c)
+		}
+		if got := dotU4(x8, q4) - 8*x8sum; got != want4 {
+			t.Fatalf("d=%d: 4-bit kernel %d, want %d", d, got, want4)
+		}
+		if got := dotU4Go(x8, q4) - 8*x8sum; got != want4 {
+			t.Fatalf("d=%d: portable 4-bit kernel %d, want %d", d, got, want4)
+		}
+		approx4 := x8scale * v4scale * float64(want4)
+		if b := x8err*(1+v4err) + v4err + boundSlack; math.Abs(exact-approx4) > b {
+			t.Fatalf("d=%d: 4-bit |exact-approx| = %g exceeds the bound %g", d, math.Abs(exact-approx4), b)
+		}
+	}
+}
+
+// TestQuantizeQueryNoOverflow: the query code's levels are capped so that
+// the kernel's int32 sums cannot overflow, even for the flattest vectors
+// of the most dimensions, where every product is at its largest.
+func TestQuantizeQueryNoOverflow(t *testing.T) {
+	for _, d := range []int{32, 1024, 4096, 16000} {
+		x, v := make([]float32, d), make([]float32, d)
+		for i := range x {
+			x[i], v[i] = 1, 1
+		}
+		st := strideOf(d)
+		q8 := make([]int8, st)
+		vss, vscale, verr := quantize(v, q8)
+		code, xss, xscale, xerr := quantizeQuery(x, st)
+		var sum int64
+		for i := range code {
+			sum += int64(code[i]) * int64(q8[i])
+		}
+		if sum > math.MaxInt32 {
+			t.Fatalf("d=%d: the exact code product %d overflows int32", d, sum)
+		}
+		if got := dotI8(code, q8); int64(got) != sum {
+			t.Fatalf("d=%d: kernel %d, exact %d", d, got, sum)
+		}
+		approx := xscale * vscale * float64(dotI8(code, q8))
+		exact := dot64(x, v) / math.Sqrt(xss*vss)
+		if b := xerr*(1+verr) + verr + boundSlack; math.Abs(exact-approx) > b {
+			t.Fatalf("d=%d: |exact-approx| = %g exceeds the bound %g", d, math.Abs(exact-approx), b)
+		}
+	}
+}
+
+// TestQuantizeKernels: the codes (AVX2 where available) are those of the
+// plain definition, floor(u[i]·levels/max|u| + 0.5), and the error norms
+// are the norms of the codes' errors.
+func TestQuantizeKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, d := range []int{1, 7, 8, 63, 64, 65, 100, 1024, 1536, 3000} {
+		v := make([]float32, d)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		var ss float64
+		var maxBits uint32
+		for _, x := range v {
+			ss += float64(x) * float64(x)
+			maxBits = max(maxBits, absBits(x))
+		}
+		m := math.Float32frombits(maxBits)
+		inv := 1 / math.Sqrt(ss)
+		q8, q4 := make([]int8, strideOf(d)), make([]byte, stride4Of(d))
+		for i := range q8 {
+			q8[i] = 99 // the padding must be cleared
+		}
+		sc, e := quantizeWith(v, q8, ss, m)
+		sc4, e4 := quantize4With(v, q4, ss, m)
+		var want, want4 float64
+		for i := range strideOf(d) {
+			var x float64
+			if i < d {
+				x = float64(v[i])
+			}
+			c := math.Floor(x*(127/float64(m)) + 0.5)
+			if int8(c) != q8[i] {
+				t.Fatalf("d=%d: int8 code %d is %d, want %d", d, i, q8[i], int8(c))
+			}
+			want += (x*inv - sc*c) * (x*inv - sc*c)
+		}
+		for i := range 2 * stride4Of(d) {
+			var x float64
+			if i < d {
+				x = float64(v[i])
+			}
+			c := math.Floor(x*(7/float64(m)) + 0.5)
+			b := q4[i/64*32+i%32]
+			nib := b & 15
+			if i%64 >= 32 {
+				nib = b >> 4
+			}
+			if int(nib) != int(c)+8 {
+				t.Fatalf("d=%d: 4-bit code %d is %d, want %d", d, i, int(nib)-8, int(c))
+			}
+			want4 += (x*inv - sc4*c) * (x*inv - sc4*c)
+		}
+		if math.Abs(e-math.Sqrt(want)) > 1e-12 || math.Abs(e4-math.Sqrt(want4)) > 1e-12 {
+			t.Fatalf("d=%d: error norms %g, %g, want %g, %g", d, e, e4, math.Sqrt(want), math.Sqrt(want4))
 		}
 	}
 }
