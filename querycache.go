@@ -89,12 +89,14 @@ const (
 )
 
 // embedQuery returns the embedding of a search query: from the in-process
-// LRU, else the persisted cache, else the provider (then cached in both).
-// Cache failures never fail a search; they are logged.
-func (c *Client) embedQuery(ctx context.Context, text string) ([]float32, QueryEmbeddingSource, error) {
+// LRU, else the persisted cache, else the provider. A provider's answer is
+// put in the LRU at once; persist, non-nil then, writes it to the store's
+// cache and may run beside the search. Cache failures never fail a search;
+// they are logged.
+func (c *Client) embedQuery(ctx context.Context, text string) (vec []float32, src QueryEmbeddingSource, persist func(context.Context), err error) {
 	key := c.qcache.digest(c.modelID, text)
 	if v, ok := c.qcache.get(key); ok {
-		return v, FromMemoryCache, nil
+		return v, FromMemoryCache, nil, nil
 	}
 	client := c.principal.clientID()
 	if !c.cfg.QueryCache.DisablePersist {
@@ -103,23 +105,25 @@ func (c *Client) embedQuery(ctx context.Context, text string) ([]float32, QueryE
 			c.log.Warn("query embedding cache read failed", "err", err)
 		} else if ok && len(v) == c.embedder.Model().Dimensions {
 			c.qcache.put(key, v)
-			return v, FromStoreCache, nil
+			return v, FromStoreCache, nil, nil
 		}
 	}
 	vecs, err := c.embedder.EmbedBatch(ctx, []string{text})
 	c.noteEmbed(err)
 	if err != nil {
-		return nil, FromProvider, err
+		return nil, FromProvider, nil, err
 	}
 	if len(vecs) != 1 || len(vecs[0]) != c.embedder.Model().Dimensions {
-		return nil, FromProvider, ErrEmbeddingFailed
+		return nil, FromProvider, nil, ErrEmbeddingFailed
 	}
 	v := vecs[0]
 	c.qcache.put(key, v)
 	if !c.cfg.QueryCache.DisablePersist {
-		if err := c.store.PutQueryEmbedding(ctx, c.ws, client, c.modelID, key, v); err != nil {
-			c.log.Warn("query embedding cache write failed", "err", err)
+		persist = func(ctx context.Context) {
+			if err := c.store.PutQueryEmbedding(ctx, c.ws, client, c.modelID, key, v); err != nil {
+				c.log.Warn("query embedding cache write failed", "err", err)
+			}
 		}
 	}
-	return v, FromProvider, nil
+	return v, FromProvider, persist, nil
 }

@@ -128,56 +128,67 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	}
 	p.filter = f
 
-	// Vector branch: embed the whole query (through the caches).
-	var qvec []float32
-	switch {
-	case c.embedder == nil:
-		resp.Degraded = append(resp.Degraded, Degradation{"vector", "no embedding provider is configured"})
-	default:
-		v, src, err := c.embedQuery(ctx, req.Query)
-		resp.Stats.QueryEmbedding = src
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			c.log.Warn("search: query embedding failed; answering from keywords", "err", err)
-			resp.Degraded = append(resp.Degraded, Degradation{"vector", "embedding provider failed: " + err.Error()})
-		} else {
-			qvec = v
-		}
-	}
-
 	var (
 		wg                sync.WaitGroup
+		qvec              []float32
 		vres              VectorResult
 		verr, kerr        error
 		kwHits            []KeywordHit
 		kwProbe           string
 		vectorCandidateNo = min(KeywordPoolSize, max(c.cfg.Search.VectorCandidates, 5*p.limit))
 	)
-	if qvec != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			vres, verr = c.store.VectorSearch(ctx, c.ws, VectorQuery{
-				Filter: p.filter, ModelID: c.modelID, Vector: qvec, Limit: vectorCandidateNo,
-				Strategy: p.strategy, Terms: p.terms.Terms,
-			})
-		}()
-	}
-	// With a SimilarityScorer the pool is scored without similarities;
-	// the few that matter are fetched after fusion has ordered the
-	// candidates (fusion.Unsettled).
+	// With a SimilarityScorer the keyword pool is built without
+	// similarities (the few that matter are fetched after fusion has
+	// ordered the candidates, fusion.Unsettled), so it needs no query
+	// vector and runs while the query is embedded.
 	scorer, lazy := c.store.(SimilarityScorer)
-	lazy = lazy && qvec != nil
-	if len(p.terms.Terms) > 0 {
-		poolVec := qvec
-		if lazy {
-			poolVec = nil
+	keyword := func(vec []float32) {
+		defer wg.Done()
+		kwHits, kwProbe, kerr = c.keywordPool(ctx, p.filter, p.terms.Terms, vec)
+	}
+	if lazy && len(p.terms.Terms) > 0 {
+		wg.Add(1)
+		go keyword(nil)
+	}
+
+	// Vector branch: embed the whole query (through the caches).
+	switch {
+	case c.embedder == nil:
+		resp.Degraded = append(resp.Degraded, Degradation{"vector", "no embedding provider is configured"})
+	default:
+		v, src, persist, err := c.embedQuery(ctx, req.Query)
+		resp.Stats.QueryEmbedding = src
+		switch {
+		case err != nil && ctx.Err() != nil:
+			wg.Wait()
+			return nil, ctx.Err()
+		case err != nil:
+			c.log.Warn("search: query embedding failed; answering from keywords", "err", err)
+			resp.Degraded = append(resp.Degraded, Degradation{"vector", "embedding provider failed: " + err.Error()})
+		default:
+			qvec = v
 		}
-		kwHits, kwProbe, kerr = c.keywordPool(ctx, p.filter, p.terms.Terms, poolVec)
+		if persist != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				persist(ctx)
+			}()
+		}
+	}
+	if !lazy && len(p.terms.Terms) > 0 {
+		// Similarities come with the pool: it needs the vector.
+		wg.Add(1)
+		go keyword(qvec)
+	}
+	if qvec != nil {
+		vres, verr = c.store.VectorSearch(ctx, c.ws, VectorQuery{
+			Filter: p.filter, ModelID: c.modelID, Vector: qvec, Limit: vectorCandidateNo,
+			Strategy: p.strategy, Terms: p.terms.Terms,
+		})
 	}
 	wg.Wait()
+	lazy = lazy && qvec != nil
 	if kerr != nil {
 		return nil, fmt.Errorf("search: keyword branch: %w", kerr)
 	}
@@ -354,6 +365,55 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		all, err := full(KeywordQuery{Mode: ProbeAll, Limit: KeywordPoolSize})
 		return all, "and", err
 	}
+	// Terms in order of preference for the per-term steps: compound terms,
+	// then rarer ones (estimated by the store when it can), then as given.
+	order := make([]termInfo, len(terms))
+	for i := range terms {
+		order[i] = termInfo{i: i, compound: isCompound(terms[i])}
+	}
+	haveStats := false
+	rankTerms := func() error {
+		ts, ok := c.store.(TermStatser)
+		if !ok {
+			return nil
+		}
+		freqs, ok, err := ts.TermFrequencies(ctx, c.ws, terms)
+		if err != nil || !ok {
+			return err
+		}
+		haveStats = true
+		for i := range order {
+			order[i].rarity = freqs[i]
+		}
+		slices.SortStableFunc(order, preferTerm)
+		return nil
+	}
+	filler, canFill := c.store.(KeywordFiller)
+	if canFill = canFill && vec == nil; canFill {
+		if err := rankTerms(); err != nil {
+			return nil, "", err
+		}
+	}
+	// A union that fits in the pool is exactly what the per-term steps
+	// collect when none of them fills it, so a store that runs every step
+	// in one call needs no OR probe: the steps it never reaches cost
+	// nothing.
+	if canFill && haveStats {
+		idx := make([]int, len(order))
+		for i, t := range order {
+			idx[i] = t.i
+		}
+		res, err := filler.KeywordFill(ctx, c.ws, KeywordFillQuery{Filter: f, Terms: terms, Order: idx, Limit: KeywordPoolSize})
+		switch {
+		case err != nil:
+			return nil, "", err
+		case res.Conjunction >= KeywordPoolSize:
+			return res.Hits, "and", nil
+		case len(res.Hits) < KeywordPoolSize:
+			return res.Hits, "or", nil
+		}
+		return res.Hits, "per_term", nil
+	}
 	// The conjunction rarely fills the pool, so the capped OR probe runs
 	// beside it rather than after it: one round trip of latency, not two.
 	var (
@@ -381,17 +441,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		return union, "or", nil
 	}
 	// Per-term fallback: the conjunction hits first, then terms in order
-	// of preference (compound terms, then rarer ones), until the pool is
-	// full.
-	type termInfo struct {
-		i        int
-		compound bool
-		rarity   float64 // lower is rarer
-	}
-	order := make([]termInfo, len(terms))
-	for i := range terms {
-		order[i] = termInfo{i: i, compound: isCompound(terms[i])}
-	}
+	// of preference, until the pool is full.
 	pool := make([]KeywordHit, 0, KeywordPoolSize)
 	seen := make(map[uuid.UUID]bool, KeywordPoolSize)
 	add := func(hs []KeywordHit) {
@@ -403,35 +453,13 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		}
 	}
 	add(all)
-	prefer := func(a, b termInfo) int {
-		if a.compound != b.compound {
-			if a.compound {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.rarity < b.rarity:
-			return -1
-		case a.rarity > b.rarity:
-			return 1
-		}
-		return a.i - b.i
-	}
-	var freqs []float64
-	haveStats := false
-	if ts, ok := c.store.(TermStatser); ok {
-		var err error
-		if freqs, haveStats, err = ts.TermFrequencies(ctx, c.ws, terms); err != nil {
+	if !canFill {
+		if err := rankTerms(); err != nil {
 			return nil, "", err
 		}
 	}
 	if haveStats {
 		// Estimated rarity: probe only as many terms as the pool needs.
-		for i := range order {
-			order[i].rarity = freqs[i]
-		}
-		slices.SortStableFunc(order, prefer)
 		for _, t := range order {
 			if len(pool) >= KeywordPoolSize {
 				break
@@ -468,11 +496,36 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 	for i := range order {
 		order[i].rarity = float64(len(per[order[i].i]))
 	}
-	slices.SortStableFunc(order, prefer)
+	slices.SortStableFunc(order, preferTerm)
 	for _, t := range order {
 		add(per[t.i])
 	}
 	return score(pool, "per_term")
+}
+
+// termInfo is a keyword term's place in the per-term order.
+type termInfo struct {
+	i        int
+	compound bool
+	rarity   float64 // lower is rarer
+}
+
+// preferTerm orders per-term steps: compound terms, then rarer ones, then
+// as given.
+func preferTerm(a, b termInfo) int {
+	if a.compound != b.compound {
+		if a.compound {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case a.rarity < b.rarity:
+		return -1
+	case a.rarity > b.rarity:
+		return 1
+	}
+	return a.i - b.i
 }
 
 // isCompound reports whether a term joins several words (ABC-1234, e-mail,

@@ -16,3 +16,33 @@ type SimilarityScorer interface {
 	// among ids that has an embedding of modelID; others are absent.
 	ChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error)
 }
+
+// KeywordFiller is implemented by stores that can build the whole keyword
+// pool in one call (one statement on PostgreSQL) instead of one probe per
+// step. The library still decides the order of the terms; the store only
+// runs the steps.
+type KeywordFiller interface {
+	// KeywordFill returns the chunks matching every term (at most
+	// q.Limit), then, while the pool holds fewer than q.Limit chunks, the
+	// chunks matching each term of q.Order in turn that are not in the pool
+	// yet (each step capped at the room left, in unspecified order). Hits
+	// are scored as KeywordProbe scores them without a Vector.
+	KeywordFill(ctx context.Context, ws string, q KeywordFillQuery) (KeywordFillResult, error)
+}
+
+// KeywordFillQuery is a whole keyword pool (see KeywordFiller).
+type KeywordFillQuery struct {
+	Filter EntityFilter
+	Terms  []string
+	// Order lists indexes into Terms: the per-term steps, in turn.
+	Order []int
+	Limit int
+}
+
+// KeywordFillResult is a filled pool.
+type KeywordFillResult struct {
+	// Hits are the conjunction's hits first, then each step's.
+	Hits []KeywordHit
+	// Conjunction is how many of Hits matched every term.
+	Conjunction int
+}

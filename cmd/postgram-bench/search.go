@@ -49,6 +49,7 @@ type searchOptions struct {
 	buildWriters   int
 	buildEnrichers int
 	explainFull    bool
+	stages         bool
 	noExplain      bool
 	only           string
 	targets        bool
@@ -78,6 +79,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.IntVar(&o.buildEnrichers, "build-enrichers", 1, "concurrent EnrichPending calls while building the fixture")
 	fs.BoolVar(&o.explainFull, "explain-full", false, "also print the full EXPLAIN (ANALYZE, BUFFERS) output")
 	fs.BoolVar(&o.noExplain, "no-explain", false, "skip the EXPLAIN summaries")
+	fs.BoolVar(&o.stages, "stages", false, "also time every storage call of the measured searches and print a table per profile")
 	fs.StringVar(&o.only, "profiles", "", "comma-separated profile names to run (default all six)")
 	fs.BoolVar(&o.targets, "targets", false, "print whether each profile's p95 excluding the stub delay meets --target-ms")
 	fs.Float64Var(&o.targetMS, "target-ms", 10, "latency target for --targets, in milliseconds")
@@ -139,6 +141,7 @@ type searchBench struct {
 	start time.Time
 
 	st      *postgres.Store
+	staged  *stagedStore // with --stages: the measured clients' store
 	fx      *Fixture
 	emb     *postgramtest.Embedder
 	client  *postgram.Client
@@ -182,7 +185,7 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	// the measurements; the persisted cache is emptied so that "unique"
 	// queries are never answered from an earlier run.
 	b.emb = postgramtest.NewEmbedder(o.dims)
-	b.client, err = postgram.New(ctx, postgram.Config{Store: b.st, Embedder: b.emb})
+	b.client, err = postgram.New(ctx, postgram.Config{Store: b.searchStore(), Embedder: b.emb})
 	if err != nil {
 		return 0, err
 	}
@@ -422,6 +425,7 @@ type profileResult struct {
 	results       int // total results returned
 	checkFailures int
 	firstFailure  string
+	stages        map[string][]time.Duration // with --stages
 }
 
 func requests(n int, gen func() string, tmpl postgram.SearchRequest) []postgram.SearchRequest {
@@ -475,7 +479,7 @@ func (b *searchBench) profiles(ctx context.Context) ([]searchProfile, error) {
 
 	// 3. Queries persisted by a first run, then searched by a client whose
 	// LRU is disabled: the store's cache answers.
-	noLRU, err := postgram.New(ctx, postgram.Config{Store: b.st, Embedder: b.emb,
+	noLRU, err := postgram.New(ctx, postgram.Config{Store: b.searchStore(), Embedder: b.emb,
 		QueryCache: postgram.QueryCacheConfig{Size: -1}})
 	if err != nil {
 		return nil, err
@@ -562,6 +566,9 @@ func (b *searchBench) runProfile(ctx context.Context, p searchProfile) (*profile
 	}
 	r := &profileResult{name: p.name, plans: counter{}, probes: counter{}, sources: counter{}}
 	calls0 := b.emb.Calls()
+	if b.staged != nil {
+		b.staged.take() // only the measured searches
+	}
 	for _, req := range p.measure {
 		t0 := time.Now()
 		resp, err := p.client.Search(ctx, req)
@@ -593,7 +600,22 @@ func (b *searchBench) runProfile(ctx context.Context, p searchProfile) (*profile
 		}
 	}
 	r.calls = b.emb.Calls() - calls0
+	if b.staged != nil {
+		r.stages = b.staged.take()
+	}
 	return r, nil
+}
+
+// searchStore is the store the measured clients use: the PostgreSQL store,
+// timed per call with --stages.
+func (b *searchBench) searchStore() postgram.Storage {
+	if !b.o.stages {
+		return b.st
+	}
+	if b.staged == nil {
+		b.staged = newStagedStore(b.st)
+	}
+	return b.staged
 }
 
 func (b *searchBench) printResults(results []*profileResult) error {
@@ -616,6 +638,13 @@ func (b *searchBench) printResults(results []*profileResult) error {
 	for _, r := range results {
 		if r.checkFailures > 0 {
 			fmt.Fprintf(b.out, "  %s: first failed check: %s\n", r.name, r.firstFailure)
+		}
+	}
+	for _, r := range results {
+		if r.stages != nil {
+			if err := writeStages(b.out, r.name, len(r.wall), r.stages); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -386,6 +386,16 @@ func (s *Store) ExplainKeyword(ctx context.Context, ws string, q postgram.Keywor
 	return s.explain(ctx, sql, args, "")
 }
 
+// ExplainKeywordFill returns EXPLAIN (ANALYZE, BUFFERS) output for the
+// statement KeywordFill runs.
+func (s *Store) ExplainKeywordFill(ctx context.Context, ws string, q postgram.KeywordFillQuery) (string, error) {
+	sql, args, err := keywordFillSQL(ws, q)
+	if err != nil {
+		return "", err
+	}
+	return s.explain(ctx, sql, args, "")
+}
+
 func (s *Store) explain(ctx context.Context, sql string, args sqlArgs, settings string) (string, error) {
 	var b strings.Builder
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -525,6 +535,108 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 		return nil, fmt.Errorf("postgres: keyword probe: %w", mapErr(err))
 	}
 	return hits, nil
+}
+
+var _ postgram.KeywordFiller = (*Store)(nil)
+
+// KeywordFill implements postgram.KeywordFiller in one statement: each step
+// is a materialized CTE capped at the room the steps before it left, so a
+// step after the pool is full is never executed (a LIMIT of 0 does not run
+// its scan), and no OR probe is needed to learn that the union fits.
+func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFillQuery) (postgram.KeywordFillResult, error) {
+	var res postgram.KeywordFillResult
+	sql, args, err := keywordFillSQL(ws, q)
+	if err != nil {
+		return res, err
+	}
+	termLex, err := s.termLexemes(ctx, q.Terms)
+	if err != nil {
+		return res, fmt.Errorf("postgres: keyword fill: %w", err)
+	}
+	tq := tsrank.Compile(termLex)
+	// Every column in binary, the tsvector included (pgx knows no tsvector
+	// type, so it would otherwise ask for text).
+	qargs := append([]any{pgx.QueryResultFormats{1, 1, 1, 1, 1, 1}}, args...)
+	rows, err := s.pool.Query(ctx, sql, qargs...)
+	if err != nil {
+		return res, fmt.Errorf("postgres: keyword fill: %w", mapErr(err))
+	}
+	defer rows.Close()
+	res.Hits = make([]postgram.KeywordHit, 0, q.Limit)
+	var doc tsrank.Doc
+	for rows.Next() {
+		var h postgram.KeywordHit
+		var step int32
+		var updated time.Time
+		if err := rows.Scan(&step, &h.ChunkID, &h.EntityID, &h.Content, &updated, nil); err != nil {
+			return res, fmt.Errorf("postgres: keyword fill: %w", err)
+		}
+		if err := scanTSVectorBinary(rows.RawValues()[5], tq, &doc); err != nil {
+			return res, fmt.Errorf("postgres: keyword fill: chunk %s: %w", h.ChunkID, err)
+		}
+		h.Rank = float64(tq.RankCD(&doc))
+		h.Matched = tq.Mask(&doc)
+		h.UpdatedAt = updated.UTC()
+		if step == 0 {
+			res.Conjunction++
+		}
+		res.Hits = append(res.Hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return res, fmt.Errorf("postgres: keyword fill: %w", mapErr(err))
+	}
+	return res, nil
+}
+
+// keywordFillSQL builds KeywordFill's statement. A recursive CTE takes the
+// steps: step 0 collects the conjunction's chunk ids (capped at the
+// limit), each further step appends the ids of the next term in q.Order
+// that are not collected yet, capped at the room left, and the recursion
+// stops once the pool is full or the terms run out. The plan has the same
+// shape whatever the number of terms (one statement to prepare per filter
+// shape), and steps after a full pool never run. The chosen chunks are then
+// read once, in step order.
+func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, error) {
+	if len(q.Terms) == 0 || len(q.Terms) > 32 {
+		return "", nil, fmt.Errorf("postgres: keyword fill: need 1 to 32 terms, got %d", len(q.Terms))
+	}
+	if q.Limit <= 0 {
+		return "", nil, fmt.Errorf("postgres: keyword fill: limit %d", q.Limit)
+	}
+	order := make([]int32, len(q.Order))
+	for i, t := range q.Order {
+		if t < 0 || t >= len(q.Terms) {
+			return "", nil, fmt.Errorf("postgres: keyword fill: term %d out of range", t)
+		}
+		order[i] = int32(t) + 1 // SQL arrays count from 1
+	}
+	args := sqlArgs{ws}
+	terms := args.add(q.Terms)
+	ord := args.add(order)
+	limit := args.add(q.Limit)
+	where := filterSQL(q.Filter, (*[]any)(&args))
+	sql := fmt.Sprintf(`WITH RECURSIVE tq AS MATERIALIZED (
+		SELECT array_agg(plainto_tsquery('simple', t) ORDER BY i) AS q FROM unnest(%[2]s::text[]) WITH ORDINALITY u(t, i)
+	), conj AS MATERIALIZED (
+		SELECT ARRAY(SELECT c.id FROM %[1]s
+			WHERE c.workspace_id = $1 AND c.tsv @@ (SELECT plainto_tsquery('simple', array_to_string(%[2]s::text[], ' ')))
+				AND %[5]s
+			LIMIT %[4]s) AS ids
+	), steps(k, ids) AS (
+		SELECT 0, conj.ids FROM conj
+		UNION ALL
+		SELECT st.k + 1, st.ids || ARRAY(SELECT c.id FROM %[1]s
+			WHERE c.workspace_id = $1 AND c.tsv @@ (SELECT tq.q[(%[3]s::int[])[st.k + 1]] FROM tq)
+				AND %[5]s AND c.id <> ALL(st.ids)
+			LIMIT %[4]s - cardinality(st.ids))
+		FROM steps st WHERE st.k < cardinality(%[3]s::int[]) AND cardinality(st.ids) < %[4]s
+	)
+	SELECT CASE WHEN u.n <= cardinality(conj.ids) THEN 0 ELSE 1 END, c.id, c.entity_id, c.content, e.updated_at, c.tsv
+	FROM conj, (SELECT ids FROM steps ORDER BY k DESC LIMIT 1) pool, unnest(pool.ids) WITH ORDINALITY u(id, n)
+	JOIN chunks c ON c.workspace_id = $1 AND c.id = u.id
+	JOIN entities e ON e.workspace_id = $1 AND e.id = c.entity_id
+	ORDER BY u.n`, chunkJoin, terms, ord, limit, where)
+	return sql, args, nil
 }
 
 // ChunkSimilarities implements postgram.SimilarityScorer.

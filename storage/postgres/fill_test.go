@@ -1,0 +1,153 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram"
+)
+
+// TestKeywordFillMatchesProbes checks KeywordFill's one-statement pool
+// against the steps it replaces, computed from uncapped per-term probes:
+// the whole conjunction first, then each term's remaining chunks in order,
+// the step that overflows contributing exactly the room left (any subset),
+// and only chunks the filter admits.
+func TestKeywordFillMatchesProbes(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	ctx := context.Background()
+	c, err := postgram.New(ctx, postgram.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "abc-12"}
+	rng := rand.New(rand.NewPCG(7, 9))
+	var archive []string
+	for i := 0; i < 400; i++ {
+		content := fmt.Sprintf("doc %d", i)
+		for j, w := range words {
+			// alpha is in most documents, abc-12 in few.
+			if rng.IntN(100) < 80-j*14 {
+				content += " " + w
+			}
+		}
+		typ := postgram.TypeMemory
+		if i%5 == 0 {
+			typ = postgram.TypeDocument
+		}
+		e, err := c.Store(ctx, postgram.StoreInput{Type: typ, Content: content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%7 == 0 {
+			archive = append(archive, e.ID.String())
+		}
+	}
+	if _, err := c.BulkArchive(ctx, archive); err != nil {
+		t.Fatal(err)
+	}
+	filters := map[string]postgram.EntityFilter{
+		"active":    {},
+		"documents": {Types: []postgram.EntityType{postgram.TypeDocument}},
+		"archived":  {IncludeArchived: true},
+	}
+	queries := [][]string{
+		{"alpha", "bravo"},
+		{"echo", "abc-12"},
+		{"abc-12", "delta", "alpha"},
+		{"charlie", "delta", "echo", "abc-12"},
+		{"alpha", "nothing"},
+		{"nothing", "never"},
+	}
+	for name, f := range filters {
+		for _, terms := range queries {
+			for _, limit := range []int{200, 30} {
+				order := rng.Perm(len(terms))
+				t.Run(fmt.Sprintf("%s/%v/%v/%d", name, terms, order, limit), func(t *testing.T) {
+					set := func(mode postgram.ProbeMode, term int) map[uuid.UUID]bool {
+						hs, err := st.KeywordProbe(ctx, "default", postgram.KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term, Limit: 10000, Bare: true})
+						if err != nil {
+							t.Fatal(err)
+						}
+						m := map[uuid.UUID]bool{}
+						for _, h := range hs {
+							m[h.ChunkID] = true
+						}
+						return m
+					}
+					res, err := st.KeywordFill(ctx, "default", postgram.KeywordFillQuery{Filter: f, Terms: terms, Order: order, Limit: limit})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := map[uuid.UUID]bool{}
+					for i, h := range res.Hits {
+						if got[h.ChunkID] {
+							t.Fatalf("chunk %s twice", h.ChunkID)
+						}
+						got[h.ChunkID] = true
+						if i < res.Conjunction && h.Matched != 1<<len(terms)-1 {
+							t.Fatalf("conjunction hit %d matches terms %b", i, h.Matched)
+						}
+						if h.Rank <= 0 || h.Content == "" || h.UpdatedAt.IsZero() {
+							t.Fatalf("hit not scored: %+v", h)
+						}
+					}
+					conj := set(postgram.ProbeAll, 0)
+					if want := min(limit, len(conj)); res.Conjunction != want {
+						t.Fatalf("conjunction hits %d, want %d", res.Conjunction, want)
+					}
+					prev := map[uuid.UUID]bool{}
+					for id := range conj {
+						if len(conj) <= limit || got[id] {
+							prev[id] = true
+						}
+					}
+					full := len(prev) >= limit
+					for _, term := range order {
+						if full {
+							break
+						}
+						var avail []uuid.UUID
+						for id := range set(postgram.ProbeTerm, term) {
+							if !prev[id] {
+								avail = append(avail, id)
+							}
+						}
+						if len(prev)+len(avail) <= limit {
+							for _, id := range avail {
+								if !got[id] {
+									t.Fatalf("term %q: chunk %s missing", terms[term], id)
+								}
+								prev[id] = true
+							}
+							continue
+						}
+						taken := 0
+						for _, id := range avail {
+							if got[id] {
+								taken++
+								prev[id] = true
+							}
+						}
+						if taken != limit-(len(prev)-taken) {
+							t.Fatalf("term %q overflows: took %d, room %d", terms[term], taken, limit-(len(prev)-taken))
+						}
+						full = true
+					}
+					for id := range got {
+						if !prev[id] {
+							t.Fatalf("chunk %s is in no step", id)
+						}
+					}
+					if len(got) != len(prev) {
+						t.Fatalf("pool %d, steps %d", len(got), len(prev))
+					}
+				})
+			}
+		}
+	}
+}
