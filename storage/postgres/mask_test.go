@@ -2,13 +2,18 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/postgram-go/postgram/internal/pgtest"
+	"github.com/postgram-go/postgram/internal/tsrank"
 )
 
-// TestTermMaskMatchesPostgreSQL: the Go term mask agrees with PostgreSQL's
-// own tsv @@ plainto_tsquery('simple', term) on awkward terms and texts.
+// TestTermMaskMatchesPostgreSQL: the term mask the searches compute in Go,
+// from the tsvector read in binary, agrees with PostgreSQL's own
+// tsv @@ plainto_tsquery('simple', term) on awkward terms and texts.
 func TestTermMaskMatchesPostgreSQL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -32,12 +37,22 @@ func TestTermMaskMatchesPostgreSQL(t *testing.T) {
 	if err != nil {
 		t.Fatalf("term lexemes: %v", err)
 	}
+	tq := tsrank.Compile(lex)
+	var doc tsrank.Doc
 	for _, text := range texts {
-		var doc []string
-		if err := st.pool.QueryRow(ctx, `SELECT COALESCE(tsvector_to_array(to_tsvector('simple', $1)), '{}')`, text).Scan(&doc); err != nil {
+		rows, err := st.pool.Query(ctx, `SELECT to_tsvector('simple', $1)`, pgx.QueryResultFormats{1}, text)
+		if err != nil {
 			t.Fatal(err)
 		}
-		got := termMask(doc, lex)
+		if !rows.Next() {
+			t.Fatalf("no row: %v", rows.Err())
+		}
+		err = scanTSVectorBinary(rows.RawValues()[0], tq, &doc)
+		rows.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tq.Mask(&doc)
 		for i, term := range terms {
 			var want bool
 			if err := st.pool.QueryRow(ctx, `SELECT to_tsvector('simple', $1) @@ plainto_tsquery('simple', $2)`, text, term).Scan(&want); err != nil {
@@ -46,6 +61,38 @@ func TestTermMaskMatchesPostgreSQL(t *testing.T) {
 			if have := got&(1<<i) != 0; have != want {
 				t.Errorf("text %q term %q: mask says %v, PostgreSQL says %v (term lexemes %q)", text, term, have, want, lex[i])
 			}
+		}
+	}
+}
+
+// TestASCIILexemesMatchPostgreSQL: termLexemes computes ASCII terms in Go
+// (no round trip); the lexemes must be the server's.
+func TestASCIILexemesMatchPostgreSQL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := Open(ctx, Config{URL: pgtest.Schema(t), MaxConns: 2})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer st.Close()
+	terms := []string{"ABC-1234", "e-mail", "foo.bar-baz", "a_b", "x@y.com", "1e10", "v1.2.3-rc1", "--x", "C++", "node.js",
+		"3.14", "-0.5", "/usr/bin/env", "http://a.b/c?d=e#f", "<b>tag</b>", "&amp;x", "o'neil", "it's", "1,000", "2026-12-02T01:02",
+		"a.b.c.d", "foo@bar", "$100", "#hash", "x--y", "under_score_", "CamelCase123", "12ab", "ab12", "-", "...", "a-b-c-1",
+		"mailto:me@x.org", "www.example.com:8080/p", "127.0.0.1", "file.tar.gz", "+1-555-0100", "~user", "C:\\path", ""}
+	got, err := st.termLexemes(ctx, terms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, term := range terms {
+		var want []string
+		if err := st.pool.QueryRow(ctx, `SELECT COALESCE(tsvector_to_array(to_tsvector('simple', $1)), '{}')`, term).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		if len(want) == 0 {
+			want = nil
+		}
+		if fmt.Sprint(got[i]) != fmt.Sprint(want) {
+			t.Errorf("term %q: Go lexemes %q, PostgreSQL %q", term, got[i], want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -8,12 +9,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/query"
 	"github.com/postgram-go/postgram/internal/tsrank"
 )
 
@@ -43,46 +46,6 @@ func joinQueries(qs []string, op string) string {
 	return "(SELECT " + strings.Join(qs, " "+op+" ") + ")"
 }
 
-// lexemesSQL selects the lexemes of tsvector column col (NULL when there
-// are no terms to match). Which terms a chunk matches is computed in Go
-// from them (termMask): testing every term with @@ in SQL cost more than
-// the rest of the query for long queries.
-func lexemesSQL(col string, terms int) string {
-	if terms == 0 {
-		return "NULL::text[]"
-	}
-	return "tsvector_to_array(" + col + ")"
-}
-
-// termMask is the bitmask of the terms (each given by its lexemes, which
-// plainto_tsquery ANDs) whose lexemes all occur in doc, a tsvector's
-// lexemes. A term without lexemes matches nothing, as in PostgreSQL.
-func termMask(doc []string, terms [][]string) uint32 {
-	if len(terms) == 0 || len(doc) == 0 {
-		return 0
-	}
-	if !slices.IsSorted(doc) {
-		slices.Sort(doc)
-	}
-	var mask uint32
-	for i, lexemes := range terms {
-		if len(lexemes) == 0 {
-			continue
-		}
-		all := true
-		for _, l := range lexemes {
-			if _, ok := slices.BinarySearch(doc, l); !ok {
-				all = false
-				break
-			}
-		}
-		if all {
-			mask |= 1 << i
-		}
-	}
-	return mask
-}
-
 // termLexemes returns each term's lexemes as PostgreSQL's 'simple'
 // configuration produces them (what plainto_tsquery ANDs), from a cache:
 // they depend only on the text.
@@ -94,6 +57,13 @@ func (s *Store) termLexemes(ctx context.Context, terms []string) ([][]string, er
 	var missing []string
 	s.lexemes.mu.Lock()
 	for i, t := range terms {
+		if isASCII(t) {
+			// PostgreSQL's parser classifies ASCII the same in every
+			// locale, so the Go port (query.Lexemes, tested against the
+			// server) is exact here and costs no round trip.
+			out[i] = query.Lexemes(t)
+			continue
+		}
 		l, ok := s.lexemes.m[t]
 		if !ok {
 			missing = append(missing, t)
@@ -125,12 +95,21 @@ func (s *Store) termLexemes(ctx context.Context, terms []string) ([][]string, er
 		s.lexemes.m[x.term] = x.lexemes
 	}
 	for i, t := range terms {
-		if out[i] == nil {
+		if out[i] == nil && !isASCII(t) {
 			out[i] = s.lexemes.m[t]
 		}
 	}
 	s.lexemes.mu.Unlock()
 	return out, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 type lexemeRow struct {
@@ -261,43 +240,42 @@ func (s *Store) countCandidates(ctx context.Context, ws string, q postgram.Vecto
 	return n, nil
 }
 
-// vectorSQL builds the vector query. With ann the ORDER BY matches the
-// model's HNSW expression index (iterative scan, relaxed order, re-sorted
-// outside); without it the order is an expression no index provides, so
-// PostgreSQL ranks every filtered chunk exactly. The inner query carries
-// only ids and distances; content and the term mask are read for the
-// chosen rows only.
+// vectorSQL builds the vector query; its columns are id, entity_id,
+// content, similarity, updated_at and the chunk's tsvector (for the term
+// mask, in binary). With ann the ORDER BY matches the model's HNSW
+// expression index (iterative scan, relaxed order: the caller re-sorts);
+// the scan reads few rows, so they carry everything. Without it the order
+// is an expression no index provides, so PostgreSQL ranks every filtered
+// chunk exactly: that inner query carries only ids and distances, and
+// content and tsvector are read for the chosen rows only.
 func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool) (string, sqlArgs) {
 	args := sqlArgs{ws}
 	vec := args.add(pgvector.NewVector(q.Vector))
 	where := filterSQL(q.Filter, (*[]any)(&args))
-	var inner string
 	if ann {
 		// The distance is selected as the ordering expression itself, so
 		// each row's vector is read (detoasted) once, not once for the
 		// index order and again for the output.
-		inner = fmt.Sprintf(`SELECT c.id, c.entity_id, e.updated_at, (c.embedding::vector(%d) <=> %s::vector(%d)) AS dist
+		return fmt.Sprintf(`SELECT c.id, c.entity_id, c.content, 1 - (c.embedding::vector(%d) <=> %s::vector(%d)) AS sim, e.updated_at, c.tsv
 		FROM %s
 		WHERE c.workspace_id = $1 AND c.model_id = %d AND c.embedding IS NOT NULL AND %s
-		ORDER BY dist LIMIT %d`, dims, vec, dims, chunkJoin, q.ModelID, where, q.Limit)
-	} else {
-		// OFFSET 0 keeps the distance computation below the sort, so the
-		// sort carries ids and distances, not whole rows. The typmod cast
-		// is needed only to match the HNSW index expression; here it would
-		// cost a copy of every vector, so distances are computed on the
-		// plain column (all rows of one model share its dimensions).
-		dist := fmt.Sprintf("(c.embedding <=> %s::vector)", vec)
-		inner = fmt.Sprintf(`SELECT * FROM (
-			SELECT c.id, c.entity_id, e.updated_at, %s AS dist
+		ORDER BY c.embedding::vector(%d) <=> %s::vector(%d) LIMIT %d`,
+			dims, vec, dims, chunkJoin, q.ModelID, where, dims, vec, dims, q.Limit), args
+	}
+	// OFFSET 0 keeps the distance computation below the sort, so the sort
+	// carries ids and distances, not whole rows. The typmod cast is needed
+	// only to match the HNSW index expression; here it would cost a copy of
+	// every vector, so distances are computed on the plain column (all rows
+	// of one model share its dimensions).
+	inner := fmt.Sprintf(`SELECT * FROM (
+			SELECT c.id, c.entity_id, e.updated_at, (c.embedding <=> %s::vector) AS dist
 			FROM %s
 			WHERE c.workspace_id = $1 AND c.model_id = %d AND c.embedding IS NOT NULL AND %s
 			OFFSET 0
-		) x ORDER BY dist, id LIMIT %d`, dist, chunkJoin, q.ModelID, where, q.Limit)
-	}
-	sql := fmt.Sprintf(`SELECT r.id, r.entity_id, ch.content, 1 - r.dist, r.updated_at, %s FROM (%s) r
+		) x ORDER BY dist, id LIMIT %d`, vec, chunkJoin, q.ModelID, where, q.Limit)
+	return fmt.Sprintf(`SELECT r.id, r.entity_id, ch.content, 1 - r.dist, r.updated_at, ch.tsv FROM (%s) r
 	JOIN chunks ch ON ch.workspace_id = $1 AND ch.id = r.id
-	ORDER BY r.dist, r.id`, lexemesSQL("ch.tsv", len(q.Terms)), inner)
-	return sql, args
+	ORDER BY r.dist, r.id`, inner), args
 }
 
 // annSettings make the planner walk the HNSW index: its cost model cannot
@@ -314,17 +292,25 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQue
 	if err != nil {
 		return nil, fmt.Errorf("postgres: vector search: %w", err)
 	}
+	tq := tsrank.Compile(termLex)
+	// Every column in binary, the tsvector included (pgx knows no tsvector
+	// type, so it would otherwise ask for text).
+	qargs := append([]any{pgx.QueryResultFormats{1, 1, 1, 1, 1, 1}}, args...)
 	hits := make([]postgram.VectorHit, 0, q.Limit)
 	scan := func(rows pgx.Rows) error {
 		defer rows.Close()
-		var lex []string
+		var doc tsrank.Doc
 		for rows.Next() {
 			var h postgram.VectorHit
-			lex = lex[:0]
-			if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &h.UpdatedAt, &lex); err != nil {
+			if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &h.UpdatedAt, nil); err != nil {
 				return err
 			}
-			h.Matched = termMask(lex, termLex)
+			if len(q.Terms) > 0 {
+				if err := scanTSVectorBinary(rows.RawValues()[5], tq, &doc); err != nil {
+					return fmt.Errorf("chunk %s: %w", h.ChunkID, err)
+				}
+				h.Matched = tq.Mask(&doc)
+			}
 			h.UpdatedAt = h.UpdatedAt.UTC()
 			hits = append(hits, h)
 		}
@@ -333,7 +319,7 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQue
 	switch {
 	case ann && s.annPool != nil:
 		var rows pgx.Rows
-		rows, err = s.annPool.Query(ctx, sql, args...)
+		rows, err = s.annPool.Query(ctx, sql, qargs...)
 		if err == nil {
 			err = scan(rows)
 		}
@@ -342,7 +328,7 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQue
 			if _, err := tx.Exec(ctx, annSettings); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, sql, args...)
+			rows, err := tx.Query(ctx, sql, qargs...)
 			if err != nil {
 				return err
 			}
@@ -350,13 +336,25 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQue
 		})
 	default:
 		var rows pgx.Rows
-		rows, err = s.pool.Query(ctx, sql, args...)
+		rows, err = s.pool.Query(ctx, sql, qargs...)
 		if err == nil {
 			err = scan(rows)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: vector search: %w", mapErr(err))
+	}
+	if ann {
+		// The relaxed iterative scan returns rows nearly in order.
+		slices.SortFunc(hits, func(a, b postgram.VectorHit) int {
+			switch {
+			case a.Similarity > b.Similarity:
+				return -1
+			case a.Similarity < b.Similarity:
+				return 1
+			}
+			return bytes.Compare(a.ChunkID[:], b.ChunkID[:])
+		})
 	}
 	return hits, nil
 }
@@ -744,93 +742,75 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f pos
 // its frequency is at most its rarest lexeme's; a lexeme outside the
 // statistics is rarer than every one inside (estimated 0).
 //
-// The statistics change only when the table is analysed, so answers are
-// cached for termFreqTTL: a search of known terms costs no query.
+// The statistics change only when the table is analysed, so a snapshot of
+// them is kept for termFreqTTL: a search then costs no query for them.
 func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) ([]float64, bool, error) {
-	if out, ok := s.freqs.get(terms); ok {
-		return out, true, nil
+	stats, err := s.freqs.snapshot(ctx, s)
+	if err != nil || stats == nil {
+		return nil, false, err
 	}
-	out, ok, err := s.queryTermFrequencies(ctx, terms)
-	if err == nil && ok {
-		s.freqs.put(terms, out)
+	lex, err := s.termLexemes(ctx, terms)
+	if err != nil {
+		return nil, false, fmt.Errorf("postgres: term frequencies: %w", err)
 	}
-	return out, ok, err
+	out := make([]float64, len(terms))
+	for i, ls := range lex {
+		f := 0.0
+		for j, l := range ls {
+			if x := stats[l]; j == 0 || x < f {
+				f = x
+			}
+		}
+		out[i] = f
+	}
+	return out, true, nil
 }
 
-// termFreqTTL bounds how long a cached term frequency is used.
+// termFreqTTL bounds how long a statistics snapshot is used.
 const termFreqTTL = time.Minute
 
-// termFreqCacheMax bounds the cached terms; the cache starts afresh when full.
-const termFreqCacheMax = 50_000
+// termFreqCache holds a snapshot of the planner's lexeme frequencies.
+type termFreqCache struct {
+	mu    sync.Mutex
+	at    time.Time
+	stats map[string]float64 // nil: no statistics yet
+}
+
+// snapshot returns the lexeme frequencies, reading them again when the
+// snapshot is older than termFreqTTL; nil when the table has no
+// statistics yet (not kept: the next call looks again).
+func (c *termFreqCache) snapshot(ctx context.Context, s *Store) (map[string]float64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < termFreqTTL {
+		return c.stats, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT f.lexeme, f.freq::float8 FROM pg_stats p,
+			unnest(p.most_common_elems::text::text[], p.most_common_elem_freqs) AS f(lexeme, freq)
+		WHERE p.tablename = 'chunks' AND p.attname = 'tsv' AND p.schemaname = current_schema()
+			AND f.lexeme IS NOT NULL`) // the frequencies end with three summary values
+	if err != nil {
+		return nil, fmt.Errorf("postgres: term frequencies: %w", mapErr(err))
+	}
+	stats, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (termFreq, error) {
+		var x termFreq
+		err := r.Scan(&x.lexeme, &x.freq)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: term frequencies: %w", mapErr(err))
+	}
+	if len(stats) == 0 {
+		return nil, nil // asked again next time: ANALYZE may come any moment
+	}
+	c.at, c.stats = time.Now(), make(map[string]float64, len(stats))
+	for _, x := range stats {
+		c.stats[x.lexeme] = x.freq
+	}
+	return c.stats, nil
+}
 
 type termFreq struct {
-	freq float64
-	at   time.Time
-}
-
-// termFreqCache holds planner term frequencies by term.
-type termFreqCache struct {
-	mu sync.Mutex
-	m  map[string]termFreq
-}
-
-func (c *termFreqCache) get(terms []string) ([]float64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]float64, len(terms))
-	now := time.Now()
-	for i, t := range terms {
-		f, ok := c.m[t]
-		if !ok || now.Sub(f.at) > termFreqTTL {
-			return nil, false
-		}
-		out[i] = f.freq
-	}
-	return out, true
-}
-
-func (c *termFreqCache) put(terms []string, freqs []float64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m)+len(terms) > termFreqCacheMax {
-		c.m = make(map[string]termFreq, len(terms))
-	}
-	now := time.Now()
-	for i, t := range terms {
-		c.m[t] = termFreq{freqs[i], now}
-	}
-}
-
-func (s *Store) queryTermFrequencies(ctx context.Context, terms []string) ([]float64, bool, error) {
-	rows, err := s.pool.Query(ctx, `SELECT t.i, COALESCE(min(COALESCE(f.freq, 0)), 0)::float8
-		FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i)
-		LEFT JOIN LATERAL unnest(tsvector_to_array(to_tsvector('simple', t.term))) AS lx(lexeme) ON true
-		LEFT JOIN (
-			SELECT unnest(most_common_elems::text::text[]) AS lexeme, unnest(most_common_elem_freqs) AS freq
-			FROM pg_stats WHERE tablename = 'chunks' AND attname = 'tsv' AND schemaname = current_schema()
-		) f ON f.lexeme = lx.lexeme
-		WHERE EXISTS (SELECT 1 FROM pg_stats WHERE tablename = 'chunks' AND attname = 'tsv'
-			AND schemaname = current_schema() AND most_common_elems IS NOT NULL)
-		GROUP BY t.i ORDER BY t.i`, terms)
-	if err != nil {
-		return nil, false, fmt.Errorf("postgres: term frequencies: %w", mapErr(err))
-	}
-	defer rows.Close()
-	out := make([]float64, len(terms))
-	n := 0
-	for rows.Next() {
-		var i int
-		var f float64
-		if err := rows.Scan(&i, &f); err != nil {
-			return nil, false, fmt.Errorf("postgres: term frequencies: %w", err)
-		}
-		if i >= 1 && i <= len(out) {
-			out[i-1] = f
-			n++
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("postgres: term frequencies: %w", mapErr(err))
-	}
-	return out, n == len(terms), nil
+	lexeme string
+	freq   float64
 }
