@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/postgram-go/postgram/storage/postgres"
 )
 
@@ -196,6 +198,51 @@ func analyze(ctx context.Context, st *postgres.Store, schema string) error {
 	for _, t := range []string{"entities", "chunks", "edges", "query_embeddings"} {
 		if err := exec(ctx, st, `ANALYZE "`+schema+`".`+t); err != nil {
 			return fmt.Errorf("analyze %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// dropVectorIndexes drops the chunk table's HNSW indexes (in the current
+// schema) and returns their definitions for createIndexes.
+func dropVectorIndexes(ctx context.Context, st *postgres.Store) ([]string, error) {
+	rows, err := st.Pool().Query(ctx, `SELECT indexname, indexdef FROM pg_indexes
+		WHERE schemaname = current_schema() AND tablename = 'chunks' AND indexdef LIKE '% USING hnsw %'`)
+	if err != nil {
+		return nil, fmt.Errorf("list HNSW indexes: %w", err)
+	}
+	type index struct{ name, def string }
+	idx, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (index, error) {
+		var x index
+		err := r.Scan(&x.name, &x.def)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list HNSW indexes: %w", err)
+	}
+	defs := make([]string, len(idx))
+	for i, x := range idx {
+		if err := exec(ctx, st, "DROP INDEX "+pgx.Identifier{x.name}.Sanitize()); err != nil {
+			return nil, fmt.Errorf("drop index %s: %w", x.name, err)
+		}
+		defs[i] = x.def
+	}
+	return defs, nil
+}
+
+// createIndexes runs index definitions with memory enough to build an HNSW
+// graph in one pass.
+func createIndexes(ctx context.Context, st *postgres.Store, defs []string) error {
+	for _, def := range defs {
+		err := pgx.BeginFunc(ctx, st.Pool(), func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '2GB'"); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, def)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("create index: %w", err)
 		}
 	}
 	return nil

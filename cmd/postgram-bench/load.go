@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -18,6 +20,8 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/postgramtest"
+	"github.com/postgram-go/postgram/storage/postgres"
+	"github.com/postgram-go/postgram/storage/sqlite"
 	"github.com/postgram-go/postgram/transport/rest"
 )
 
@@ -25,7 +29,64 @@ import (
 // every run.
 const loadSchema = "postgram_bench_load"
 
+// openLoadStore opens an empty, migrated store of the chosen backend and
+// describes it.
+func openLoadStore(ctx context.Context, o loadOptions) (postgram.Storage, string, func(), error) {
+	if o.store == "sqlite" {
+		dir, cleanup := o.dir, func() {}
+		if dir == "" {
+			d, err := os.MkdirTemp("", "postgram-bench-load-")
+			if err != nil {
+				return nil, "", nil, err
+			}
+			dir, cleanup = d, func() { os.RemoveAll(d) }
+		}
+		path := filepath.Join(dir, "load.db")
+		for _, f := range []string{path, path + "-wal", path + "-shm"} {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				cleanup()
+				return nil, "", nil, err
+			}
+		}
+		st, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+		if err != nil {
+			cleanup()
+			return nil, "", nil, err
+		}
+		if err := st.Migrate(ctx); err != nil {
+			st.Close()
+			cleanup()
+			return nil, "", nil, err
+		}
+		return st, "sqlite " + path + " (durable commits)", func() { st.Close(); cleanup() }, nil
+	}
+	dsn, err := dsnWithSearchPath(o.databaseURL, loadSchema)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	admin, err := openStore(ctx, o.databaseURL, 2)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	err = prepareSchema(ctx, admin, loadSchema, true)
+	admin.Close()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	st, err := openStore(ctx, dsn, o.maxConns)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, "", nil, err
+	}
+	return st, "postgres " + serverInfo(ctx, st), func() { st.Close() }, nil
+}
+
 type loadOptions struct {
+	store       string
+	dir         string
 	databaseURL string
 	duration    time.Duration
 	concurrency int
@@ -43,6 +104,8 @@ in-process worker, deterministic stub embedder) with many concurrent HTTP
 clients: a mix of POST /api/search and POST /api/entities. Reports throughput
 and latency per request kind, and every error. Schema `+loadSchema+` is
 dropped and recreated on every run.`, stderr)
+	fs.StringVar(&o.store, "store", "postgres", "backend: postgres, or sqlite (the embedded default store, durable commits, in a temporary directory unless --dir)")
+	fs.StringVar(&o.dir, "dir", "", "with --store sqlite: directory for the database file (emptied of a previous run's file)")
 	fs.StringVar(&o.databaseURL, "database-url", defaultDatabaseURL(), "PostgreSQL URL (default $DATABASE_URL, else the loopback test cluster)")
 	fs.DurationVar(&o.duration, "duration", 20*time.Second, "how long to drive load")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent HTTP clients")
@@ -65,6 +128,8 @@ dropped and recreated on every run.`, stderr)
 			return errors.New("--dims must be between 1 and 2000")
 		case o.maxConns < 2:
 			return errors.New("--max-conns must be at least 2")
+		case o.store != "postgres" && o.store != "sqlite":
+			return fmt.Errorf("--store must be postgres or sqlite, not %q", o.store)
 		}
 		return nil
 	})
@@ -85,34 +150,18 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 	start := time.Now()
-	dsn, err := dsnWithSearchPath(o.databaseURL, loadSchema)
+	st, info, closeStore, err := openLoadStore(ctx, o)
 	if err != nil {
 		return err
 	}
-	admin, err := openStore(ctx, o.databaseURL, 2)
-	if err != nil {
-		return err
-	}
-	if err := prepareSchema(ctx, admin, loadSchema, true); err != nil {
-		admin.Close()
-		return err
-	}
-	admin.Close()
-	st, err := openStore(ctx, dsn, o.maxConns)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		return err
-	}
+	defer closeStore()
 	emb := postgramtest.NewEmbedder(o.dims)
 	client, err := postgram.New(ctx, postgram.Config{Store: st, Embedder: emb})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "postgram-bench load\n  %s\n  server    %s\n  load      %d clients for %s, %.0f%% search / %.0f%% store, %d seeded entities, %d distinct queries, %d dims\n",
-		buildInfo(), serverInfo(ctx, st), o.concurrency, o.duration, o.searchRatio*100, (1-o.searchRatio)*100, o.seed, o.queries, o.dims)
+	fmt.Fprintf(stdout, "postgram-bench load\n  %s\n  store     %s\n  load      %d clients for %s, %.0f%% search / %.0f%% store, %d seeded entities, %d distinct queries, %d dims\n",
+		buildInfo(), info, o.concurrency, o.duration, o.searchRatio*100, (1-o.searchRatio)*100, o.seed, o.queries, o.dims)
 
 	// Seed and embed.
 	vocab := NewVocabulary(defaultSeed)
@@ -125,8 +174,10 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 	if _, err := client.EnrichPending(ctx); err != nil {
 		return fmt.Errorf("seed: embed: %w", err)
 	}
-	if err := analyze(ctx, st, loadSchema); err != nil {
-		return err
+	if pg, ok := st.(*postgres.Store); ok {
+		if err := analyze(ctx, pg, loadSchema); err != nil {
+			return err
+		}
 	}
 	logf(stderr, start, "seeded %d entities", o.seed)
 

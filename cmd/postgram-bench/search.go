@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +11,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/query"
@@ -374,8 +373,15 @@ func (b *searchBench) build(ctx context.Context) error {
 	}
 	b.logf("build: stored %d entities in %s", o.entities, time.Since(t0).Round(time.Millisecond))
 
+	// Inserting into HNSW one vector at a time is most of a large
+	// fixture's build; like a bulk import, embed without the index and
+	// build it once afterwards.
+	indexes, err := dropVectorIndexes(ctx, b.st)
+	if err != nil {
+		return err
+	}
 	t1 := time.Now()
-	b.logf("build: embedding with %d concurrent EnrichPending calls", o.buildEnrichers)
+	b.logf("build: embedding with %d concurrent EnrichPending calls (%d HNSW indexes dropped until done)", o.buildEnrichers, len(indexes))
 	var chunks atomic.Int64
 	stop = ticker(10*time.Second, func() {
 		qs, err := c.QueueStatus(ctx, 0)
@@ -397,6 +403,11 @@ func (b *searchBench) build(ctx context.Context) error {
 	}
 	el := time.Since(t1)
 	b.logf("build: embedded %d chunks in %s (%.0f chunks/s)", chunks.Load(), el.Round(time.Millisecond), rate(int(chunks.Load()), el))
+	t2 := time.Now()
+	if err := createIndexes(ctx, b.st, indexes); err != nil {
+		return err
+	}
+	b.logf("build: rebuilt %d HNSW indexes in %s", len(indexes), time.Since(t2).Round(time.Millisecond))
 	if err := analyze(ctx, b.st, o.schema); err != nil {
 		return err
 	}
@@ -686,6 +697,7 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 	}
 	typical := byName["cold_unique_queries"].measure[0].Query
 	long := byName["long_keyword_query"].measure[0].Query
+	pasted := byName["pasted_query"].measure[0].Query
 	narrowQ := byName["underfilled_hnsw_fallback"].measure[0].Query
 	vecs, err := b.emb.EmbedBatch(ctx, []string{typical, long, narrowQ})
 	if err != nil {
@@ -695,63 +707,55 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 	vq := func(vec []float32, q string, f postgram.EntityFilter) postgram.VectorQuery {
 		return postgram.VectorQuery{Filter: f, ModelID: b.modelID, Vector: vec, Limit: vectorTarget, Terms: query.Parse(q).Terms}
 	}
-	// The client's membership probes are bare (ids only); the pool it
-	// chooses is then scored once, with ranks, masks and similarities, by a
-	// ProbeAny restricted to the pool's chunks.
-	bare := func(q string, mode postgram.ProbeMode, term, limit int) postgram.KeywordQuery {
-		return postgram.KeywordQuery{Terms: query.Parse(q).Terms, Mode: mode, Term: term, Limit: limit, Bare: true}
-	}
 	vector := func(label, q string, vec []float32, f postgram.EntityFilter, plan string) explainCase {
 		return explainCase{label, "vector " + plan, func(ctx context.Context) (string, error) {
 			return b.st.ExplainVector(ctx, workspace, vq(vec, q, f), plan)
 		}}
 	}
-	keyword := func(label, name string, kq postgram.KeywordQuery) explainCase {
-		return explainCase{label, "keyword " + name, func(ctx context.Context) (string, error) {
-			return b.st.ExplainKeyword(ctx, workspace, kq)
-		}}
-	}
-	// score builds the scoring probe over the chunks a bare ProbeAny finds
-	// (at most a pool's worth), standing in for the pool the client chose.
-	// Without similarities: the PostgreSQL store is a SimilarityScorer, so
-	// the client fetches only the few similarities fusion needs afterwards.
-	score := func(label, q string) (explainCase, error) {
-		hits, err := b.st.KeywordProbe(ctx, workspace, bare(q, postgram.ProbeAny, 0, postgram.KeywordPoolSize))
+	// The keyword pool is one statement (KeywordFill); its per-term steps
+	// take the terms rarest first by the planner's statistics, as the
+	// client orders them (it also puts compound terms first).
+	fill := func(label, q string, f postgram.EntityFilter) (explainCase, error) {
+		terms := query.Parse(q).Terms
+		freqs, _, err := b.st.TermFrequencies(ctx, workspace, terms)
 		if err != nil {
 			return explainCase{}, err
 		}
-		ids := make([]uuid.UUID, len(hits))
-		for i, h := range hits {
-			ids[i] = h.ChunkID
+		order := make([]int, len(terms))
+		for i := range order {
+			order[i] = i
 		}
-		return keyword(label, fmt.Sprintf("score(%d)", len(ids)), postgram.KeywordQuery{Terms: query.Parse(q).Terms,
-			Mode: postgram.ProbeAny, Limit: max(1, len(ids)), Only: ids, ModelID: b.modelID}), nil
-	}
-	typicalScore, err := score("typical", typical)
-	if err != nil {
-		return err
-	}
-	longScore, err := score("long", long)
-	if err != nil {
-		return err
+		if freqs != nil {
+			slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(freqs[x], freqs[y]) })
+		}
+		kq := postgram.KeywordFillQuery{Filter: f, Terms: terms, Order: order, Limit: postgram.KeywordPoolSize}
+		return explainCase{label, fmt.Sprintf("keyword fill (%d terms)", len(terms)), func(ctx context.Context) (string, error) {
+			return b.st.ExplainKeywordFill(ctx, workspace, kq)
+		}}, nil
 	}
 	cases := []explainCase{
 		vector("typical", typical, vecs[0], postgram.EntityFilter{}, "hnsw"),
 		vector("typical", typical, vecs[0], postgram.EntityFilter{}, "exact"),
-		keyword("typical", "ProbeAll bare", bare(typical, postgram.ProbeAll, 0, postgram.KeywordPoolSize)),
-		keyword("typical", "ProbeAny bare", bare(typical, postgram.ProbeAny, 0, postgram.KeywordPoolSize+1)),
-		typicalScore,
-		keyword("long", "ProbeAll bare", bare(long, postgram.ProbeAll, 0, postgram.KeywordPoolSize)),
-		keyword("long", "ProbeAny bare", bare(long, postgram.ProbeAny, 0, postgram.KeywordPoolSize+1)),
-		keyword("long", "ProbeTerm[0] bare", bare(long, postgram.ProbeTerm, 0, postgram.KeywordPoolSize+1)),
-		longScore,
-		vector("narrow", narrowQ, vecs[2], narrowFilter, "hnsw"),
-		vector("narrow", narrowQ, vecs[2], narrowFilter, "exact"),
 	}
+	for _, k := range []struct {
+		label, q string
+		f        postgram.EntityFilter
+	}{{"typical", typical, postgram.EntityFilter{}}, {"long", long, postgram.EntityFilter{}},
+		{"pasted", pasted, postgram.EntityFilter{}}, {"narrow", narrowQ, narrowFilter}} {
+		c, err := fill(k.label, k.q, k.f)
+		if err != nil {
+			return err
+		}
+		cases = append(cases, c)
+	}
+	cases = append(cases,
+		vector("narrow", narrowQ, vecs[2], narrowFilter, "hnsw"),
+		vector("narrow", narrowQ, vecs[2], narrowFilter, "exact"))
 
 	fmt.Fprintf(b.out, "\n== EXPLAIN (ANALYZE, BUFFERS), one execution each, caches warm ==\n")
 	fmt.Fprintf(b.out, "  typical = %q (first cold query)\n", truncateText(typical, 100))
 	fmt.Fprintf(b.out, "  long    = %q\n", truncateText(long, 100))
+	fmt.Fprintf(b.out, "  pasted  = %q\n", truncateText(pasted, 100))
 	fmt.Fprintf(b.out, "  narrow  = %q with tags [%s]\n", truncateText(narrowQ, 100), narrowTag)
 	t := newTable("", "query", "sql", "exec ms", "plan ms", "shared hit", "shared read", "rows", "hottest node (self ms)", "scans", "top plan nodes")
 	var full strings.Builder
