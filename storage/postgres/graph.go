@@ -232,13 +232,27 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) 
 
 var _ postgram.ExpandLevelStorage = (*Store)(nil)
 
-// ExpandLevel implements postgram.ExpandLevelStorage in one statement:
-// the frontier's incident edges (index scans on either end), each other
-// end's best edge (DISTINCT ON), the unseen ones best first, and the
-// filter checked only until Limit+1 have passed. Only ids leave the
-// server. Array membership that filters rows (the seen set) is a hashed
-// subplan rather than "= ANY", whose per-row linear scan the generic plans
-// of the statement cache would otherwise use.
+// ExpandLevel implements postgram.ExpandLevelStorage in one statement;
+// only ids leave the server.
+//
+// A step needs the Limit+1 best unseen entities, not every edge incident to
+// the frontier, which with a hub in it are thousands. Through the
+// confidence-ordered covering indexes (edges_source_rank and its target
+// twin) the statement finds, for every frontier entity and end, the
+// confidence of its k-th best edge (k a little over Limit+1, see
+// expandCut); the highest, T, is a bound that at least k incident edges
+// reach. It reads only the edges of confidence >= T (index-only), keeps the
+// k best of them, ties broken by id as FindEdges orders: the k best
+// incident edges overall. Every entity whose best edge is among them is
+// ranked exactly as over all edges, and before every other; from there the
+// step is the full one: each other end's best edge (DISTINCT ON), the
+// unseen ones best first, the filter checked only until Limit+1 have
+// passed. When that leaves fewer than Limit+1 and edges were cut (many
+// seen ends or filtered ones), k grows and the step runs again; once k
+// exceeds the incident edges nothing is cut. Array membership that filters
+// rows (the seen set) is a hashed subplan rather than "= ANY", whose
+// per-row linear scan the generic plans of the statement cache would
+// otherwise use.
 func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
 	if len(q.Frontier) == 0 {
 		return nil, false, nil
@@ -246,6 +260,8 @@ func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLev
 	args := sqlArgs{ws}
 	front := args.add(uuidArray(q.Frontier))
 	seen := args.add(uuidArray(q.Seen))
+	want := q.Limit + 1
+	n := args.add(want)
 	var cond string
 	if len(q.Relations) > 0 {
 		cond += " AND ed.relation = ANY(" + args.add(q.Relations) + "::text[])"
@@ -257,44 +273,76 @@ func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLev
 	if q.Filter != nil {
 		filter = filterSQL(*q.Filter, (*[]any)(&args))
 	}
-	sql := `SELECT b.other FROM (
-		SELECT other, confidence, id FROM (
-			SELECT DISTINCT ON (other) other, confidence, id FROM (
-				SELECT ed.target_id AS other, ed.confidence, ed.id FROM edges ed
-					WHERE ed.workspace_id = $1 AND ed.source_id = ANY(` + front + `::uuid[])` + cond + `
-				UNION ALL
-				SELECT ed.source_id, ed.confidence, ed.id FROM edges ed
-					WHERE ed.workspace_id = $1 AND ed.target_id = ANY(` + front + `::uuid[])` + cond + `
-			) inc
-			WHERE other NOT IN (SELECT unnest(` + seen + `::uuid[]))
-			ORDER BY other, confidence DESC, id
-		) d
-		ORDER BY confidence DESC, id
-		OFFSET 0
-	) b
-	WHERE EXISTS (SELECT 1 FROM entities e WHERE e.workspace_id = $1 AND e.id = b.other AND ` + filter + `)
-	ORDER BY b.confidence DESC, b.id
-	LIMIT ` + args.add(q.Limit+1)
-	rows, err := s.pool.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, false, fmt.Errorf("postgres: expand level: %w", mapErr(err))
+	kArg := args.add(int64(0)) // k, set per try
+	kth := func(end string) string {
+		return `SELECT (SELECT ed.confidence FROM edges ed WHERE ed.workspace_id = $1 AND ed.` + end + ` = f.id` + cond + `
+			ORDER BY ed.confidence DESC OFFSET ` + kArg + `::bigint - 1 LIMIT 1) AS c FROM unnest(` + front + `::uuid[]) f(id)`
 	}
-	var ids []uuid.UUID
-	for rows.Next() {
-		var id pgtype.UUID
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
+	arm := func(other, end string) string {
+		return `SELECT ed.` + other + ` AS other, ed.confidence, ed.id FROM edges ed
+			WHERE ed.workspace_id = $1 AND ed.` + end + ` = ANY(` + front + `::uuid[])
+			AND ed.confidence >= coalesce((SELECT c FROM bound), 0)` + cond
+	}
+	sql := `WITH bound AS (SELECT max(c) AS c FROM (` + kth("source_id") + ` UNION ALL ` + kth("target_id") + `) l),
+	inc AS MATERIALIZED (` + arm("target_id", "source_id") + ` UNION ALL ` + arm("source_id", "target_id") + `),
+	kth AS MATERIALIZED (SELECT confidence, id FROM inc ORDER BY confidence DESC, id OFFSET ` + kArg + `::bigint - 1 LIMIT 1)
+	SELECT EXISTS (SELECT 1 FROM kth), b.other FROM (SELECT 1) one LEFT JOIN LATERAL (
+		SELECT b.other, b.confidence, b.id FROM (
+			SELECT other, confidence, id FROM (
+				SELECT DISTINCT ON (other) inc.other, inc.confidence, inc.id FROM inc LEFT JOIN kth ON TRUE
+				WHERE (kth.id IS NULL OR inc.confidence > kth.confidence OR (inc.confidence = kth.confidence AND inc.id <= kth.id))
+					AND inc.other NOT IN (SELECT unnest(` + seen + `::uuid[]))
+				ORDER BY inc.other, inc.confidence DESC, inc.id
+			) d
+			ORDER BY confidence DESC, id
+			OFFSET 0
+		) b
+		WHERE EXISTS (SELECT 1 FROM entities e WHERE e.workspace_id = $1 AND e.id = b.other AND ` + filter + `)
+		ORDER BY b.confidence DESC, b.id
+		LIMIT ` + n + `
+	) b ON TRUE
+	ORDER BY b.confidence DESC, b.id`
+	ki := len(args) - 1
+	for k := expandCut(want); ; k *= 4 {
+		args[ki] = k
+		ids, cut, err := s.expandLevel(ctx, sql, args)
+		if err != nil {
 			return nil, false, fmt.Errorf("postgres: expand level: %w", err)
 		}
-		ids = append(ids, id.Bytes)
+		if len(ids) >= want || !cut {
+			if len(ids) > q.Limit {
+				return ids[:q.Limit], true, nil
+			}
+			return ids, false, nil
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("postgres: expand level: %w", mapErr(err))
+}
+
+// expandCut is how many of a frontier's best incident edges a step reads
+// first to find want entities: a margin over want for ends already seen,
+// an entity reached by several edges, and ends the filter rejects.
+func expandCut(want int) int64 { return int64(want + want/4 + 16) }
+
+// expandLevel runs one try of ExpandLevel's statement: the entities found
+// and whether edges were cut.
+func (s *Store) expandLevel(ctx context.Context, sql string, args []any) ([]uuid.UUID, bool, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, false, mapErr(err)
 	}
-	if len(ids) > q.Limit {
-		return ids[:q.Limit], true, nil
+	defer rows.Close()
+	var ids []uuid.UUID
+	cut := false
+	for rows.Next() {
+		var id pgtype.UUID
+		if err := rows.Scan(&cut, &id); err != nil {
+			return nil, false, err
+		}
+		if id.Valid {
+			ids = append(ids, id.Bytes)
+		}
 	}
-	return ids, false, nil
+	return ids, cut, mapErr(rows.Err())
 }
 
 // ReplaceDerivedEdges implements postgram.GraphStorage. The delete and

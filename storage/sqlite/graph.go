@@ -280,51 +280,106 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) 
 
 var _ postgram.ExpandLevelStorage = (*Store)(nil)
 
-// ExpandLevel implements postgram.ExpandLevelStorage. SQLite reads the
-// frontier's incident edges (three columns, through the end indexes, the
-// join order fixed by CROSS JOIN) and Go keeps each other end's best edge,
-// drops the seen ones and ranks the rest; the filter is then checked in
-// batches, best first, only until Limit+1 candidates have passed.
+// ExpandLevel implements postgram.ExpandLevelStorage.
+//
+// A step needs the Limit+1 best unseen entities, not every edge incident to
+// the frontier: with a hub in the frontier those are thousands of edges,
+// each a row handed to Go. So SQLite keeps only the k best incident edges
+// (k a little over Limit+1, see expandCut) and Go ranks those. Through the
+// confidence-ordered covering indexes (edges_source_rank and its target
+// twin) one statement finds, for every frontier entity and end, the
+// confidence of its k-th best edge; the highest of these, T, is a bound that
+// at least k incident edges reach. It then reads the edges of confidence
+// >= T (at least k, usually not many more) and keeps the k best of them,
+// ties broken by id as FindEdges orders. Those are the k best incident edges
+// overall, so every entity whose best edge is among them is ranked exactly
+// as the full walk would rank it, and before every other. If they yield
+// fewer than Limit+1 admitted unseen entities (many seen ends, duplicates,
+// filtered ends), k grows and the step runs again; once k exceeds the
+// number of incident edges nothing is cut and the answer is the full one.
 func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
 	if len(q.Frontier) == 0 {
 		return nil, false, nil
 	}
-	front := idsJSON(q.Frontier)
-	var args []any
-	arm := func(other, end string) string {
-		args = append(args, front, ws)
-		sql := "SELECT ed." + other + ", ed.confidence, ed.id FROM json_each(?) j CROSS JOIN edges ed" +
-			" ON ed.workspace_id = ? AND ed." + end + " = j.value"
-		if len(q.Relations) > 0 {
-			sql += " AND ed.relation IN (SELECT value FROM json_each(?))"
-			args = append(args, stringsJSON(q.Relations))
-		}
-		if q.MinConfidence > 0 {
-			sql += " AND ed.confidence >= ?"
-			args = append(args, q.MinConfidence)
-		}
-		return sql
-	}
-	query := arm("target_id", "source_id") + " UNION ALL " + arm("source_id", "target_id")
 	seen := make(map[string]bool, len(q.Seen))
 	for _, id := range q.Seen {
 		seen[id.String()] = true
 	}
+	query, args := expandLevelSQL(ws, q)
+	want := q.Limit + 1
+	for k := expandCut(want); ; k *= 4 {
+		out, cut, err := s.expandLevel(ctx, ws, q.Filter, query, append(args, k), seen, want)
+		if err != nil {
+			return nil, false, fmt.Errorf("sqlite: expand level: %w", err)
+		}
+		if len(out) >= want || !cut {
+			if len(out) > q.Limit {
+				return out[:q.Limit], true, nil
+			}
+			return out, false, nil
+		}
+	}
+}
+
+// expandCut is how many of a frontier's best incident edges a step reads
+// first to find want entities: a margin over want for ends already seen,
+// an entity reached by several edges, and ends the filter rejects.
+func expandCut(want int) int64 { return int64(want + want/4 + 16) }
+
+// expandLevelSQL returns ExpandLevel's statement and its arguments but the
+// last, k. The text depends only on which edge filters are set.
+func expandLevelSQL(ws string, q postgram.ExpandLevelQuery) (string, []any) {
+	args := []any{idsJSON(q.Frontier), ws}
+	var cond string
+	if len(q.Relations) > 0 {
+		args = append(args, stringsJSON(q.Relations))
+		cond += fmt.Sprintf(" AND $.relation IN (SELECT value FROM json_each(?%d))", len(args))
+	}
+	if q.MinConfidence > 0 {
+		args = append(args, q.MinConfidence)
+		cond += fmt.Sprintf(" AND $.confidence >= ?%d", len(args))
+	}
+	k := fmt.Sprintf("?%d", len(args)+1)
+	on := func(alias string) string { return strings.ReplaceAll(cond, "$", alias) }
+	// The k-th best edge of each end of each frontier entity: a backward
+	// scan of k entries of the covering index.
+	kth := func(end string) string {
+		return "SELECT (SELECT e.confidence FROM edges e WHERE e.workspace_id = ?2 AND e." + end + " = f.id" + on("e") +
+			" ORDER BY e.confidence DESC LIMIT 1 OFFSET " + k + " - 1) AS c FROM f"
+	}
+	arm := func(other, end string) string {
+		return "SELECT ed." + other + ", ed.confidence, ed.id FROM bound CROSS JOIN f CROSS JOIN edges ed" +
+			" ON ed.workspace_id = ?2 AND ed." + end + " = f.id AND ed.confidence >= ifnull(bound.c, -1)" + on("ed")
+	}
+	query := "WITH f(id) AS MATERIALIZED (SELECT value FROM json_each(?1))," +
+		" bound(c) AS MATERIALIZED (SELECT max(c) FROM (" + kth("source_id") + " UNION ALL " + kth("target_id") + "))," +
+		" inc(other, conf, id) AS MATERIALIZED (" + arm("target_id", "source_id") + " UNION ALL " + arm("source_id", "target_id") + ")," +
+		" kth(conf, id) AS MATERIALIZED (SELECT conf, id FROM inc ORDER BY conf DESC, id LIMIT 1 OFFSET " + k + " - 1)" +
+		" SELECT inc.other, inc.conf, inc.id, kth.id IS NOT NULL FROM inc LEFT JOIN kth" +
+		" WHERE kth.id IS NULL OR inc.conf > kth.conf OR (inc.conf = kth.conf AND inc.id <= kth.id)"
+	return query, args
+}
+
+// expandLevel runs one try of ExpandLevel: the first want admitted unseen
+// entities among the k best incident edges, and whether edges were cut.
+func (s *Store) expandLevel(ctx context.Context, ws string, filter *postgram.EntityFilter, query string, args []any,
+	seen map[string]bool, want int) ([]uuid.UUID, bool, error) {
 	type cand struct {
 		id, edge string
 		conf     float64
 	}
 	var cands []cand
 	at := map[string]int{}
+	cut := false
 	rows, err := s.query(ctx, query, args...)
 	if err != nil {
-		return nil, false, fmt.Errorf("sqlite: expand level: %w", mapErr(err))
+		return nil, false, mapErr(err)
 	}
 	for rows.Next() {
 		var c cand
-		if err := rows.Scan(&c.id, &c.conf, &c.edge); err != nil {
+		if err := rows.Scan(&c.id, &c.conf, &c.edge, &cut); err != nil {
 			rows.Close()
-			return nil, false, fmt.Errorf("sqlite: expand level: %w", err)
+			return nil, false, err
 		}
 		if seen[c.id] {
 			continue
@@ -340,7 +395,7 @@ func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLev
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("sqlite: expand level: %w", mapErr(err))
+		return nil, false, mapErr(err)
 	}
 	// FindEdges' order: confidence descending, then id (BINARY collation,
 	// which is Go's string order).
@@ -350,19 +405,18 @@ func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLev
 		}
 		return strings.Compare(a.edge, b.edge)
 	})
-	want := q.Limit + 1
 	var out []uuid.UUID
 	for start := 0; start < len(cands) && len(out) < want; {
 		batch := cands[start:min(len(cands), start+(want-len(out))*5/4+8)]
 		start += len(batch)
 		var ok map[string]bool
-		if q.Filter != nil {
+		if filter != nil {
 			ids := make([]string, len(batch))
 			for i, c := range batch {
 				ids[i] = c.id
 			}
-			if ok, err = s.admitted(ctx, ws, ids, q.Filter); err != nil {
-				return nil, false, fmt.Errorf("sqlite: expand level: %w", err)
+			if ok, err = s.admitted(ctx, ws, ids, filter); err != nil {
+				return nil, false, err
 			}
 		}
 		for _, c := range batch {
@@ -371,17 +425,14 @@ func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLev
 			}
 			id, err := uuid.Parse(c.id)
 			if err != nil {
-				return nil, false, fmt.Errorf("sqlite: expand level: entity id %q: %w", c.id, err)
+				return nil, false, fmt.Errorf("entity id %q: %w", c.id, err)
 			}
 			if out = append(out, id); len(out) == want {
 				break
 			}
 		}
 	}
-	if len(out) > q.Limit {
-		return out[:q.Limit], true, nil
-	}
-	return out, false, nil
+	return out, cut, nil
 }
 
 // admitted returns which of ids are entities of ws that f admits.

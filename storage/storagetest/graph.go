@@ -1,7 +1,12 @@
 package storagetest
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -22,6 +27,7 @@ func testGraph(t *testing.T, open Opener) {
 		{"LinkValidation", testGraphLinkValidation},
 		{"Edges", testGraphEdges},
 		{"Expand", testGraphExpand},
+		{"ExpandRanking", testGraphExpandRanking},
 		{"Access", testGraphAccess},
 		{"Precedence", testGraphPrecedence},
 		{"SearchSummaries", testGraphSearch},
@@ -297,6 +303,196 @@ func testGraphExpand(t *testing.T, open Opener) {
 	if _, err := e.c.Expand(e.ctx, uuid.New(), postgram.ExpandOptions{}); !errors.Is(err, postgram.ErrNotFound) {
 		t.Errorf("Expand of an unknown seed: %v", err)
 	}
+}
+
+// testGraphExpandRanking checks Expand on a graph with hubs against a
+// reference walk computed here from every edge: which entities each step
+// reaches under tight and loose node caps (the best edge of each entity
+// ranks it: confidence, then edge id, with many ties), with relation and
+// confidence filters, archived ends, and a type-limited key, whose hidden
+// ends a backend must skip without losing the entities behind them.
+func testGraphExpandRanking(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	r := rand.New(rand.NewPCG(5, 8))
+	const n = 90
+	ents := make([]*postgram.Entity, n)
+	for i := range ents {
+		typ := postgram.TypeMemory
+		if r.IntN(5) < 2 {
+			typ = postgram.TypePerson
+		}
+		ents[i] = e.store1(postgram.StoreInput{Type: typ, Content: fmt.Sprintf("node %d", i)})
+	}
+	// Two hubs (entities 0 and 1) with more edges than a step needs at
+	// small caps, and random edges among the rest.
+	confs := []float64{0.4, 0.6, 0.6, 0.8, 0.8, 0.8, 1}
+	type pair struct{ a, b int }
+	have := map[pair]bool{}
+	var in []postgram.Edge
+	add := func(a, b int) {
+		if a == b || have[pair{a, b}] || have[pair{b, a}] {
+			return
+		}
+		have[pair{a, b}] = true
+		if r.IntN(2) == 0 {
+			a, b = b, a
+		}
+		now := time.Now().UTC()
+		in = append(in, postgram.Edge{ID: uuid.New(), SourceID: ents[a].ID, TargetID: ents[b].ID,
+			Relation: []string{"cites", "owns"}[r.IntN(2)], Confidence: confs[r.IntN(len(confs))],
+			Source: postgram.EdgeSourceManual, Metadata: map[string]any{}, CreatedAt: now, UpdatedAt: now})
+	}
+	for i := 2; i < n; i++ {
+		if i < 72 {
+			add(0, i)
+		}
+		if i%2 == 0 {
+			add(1, i)
+		}
+	}
+	for range 120 {
+		add(2+r.IntN(n-2), 2+r.IntN(n-2))
+	}
+	edges, err := e.store.UpsertEdges(e.ctx, e.c.Workspace(), in, nil)
+	if err != nil || len(edges) != len(in) {
+		t.Fatalf("UpsertEdges: %d of %d, %v", len(edges), len(in), err)
+	}
+	archived := map[uuid.UUID]bool{}
+	for i := 3; i < n; i += 7 {
+		if _, err := e.c.Delete(e.ctx, ents[i].ID); err != nil {
+			t.Fatal(err)
+		}
+		archived[ents[i].ID] = true
+	}
+	typeOf := map[uuid.UUID]postgram.EntityType{}
+	for _, x := range ents {
+		typeOf[x.ID] = x.Type
+	}
+	memOnly := e.c.As(postgram.Principal{Scopes: postgram.AllScopes, AllowedTypes: []postgram.EntityType{postgram.TypeMemory}})
+	for _, who := range []struct {
+		name string
+		c    *postgram.Client
+		sees func(uuid.UUID) bool
+	}{
+		{"admin", e.c, func(uuid.UUID) bool { return true }},
+		{"memory-only key", memOnly, func(id uuid.UUID) bool { return typeOf[id] == postgram.TypeMemory }},
+	} {
+		for _, seed := range []*postgram.Entity{ents[0], ents[1], ents[2], ents[5], ents[80]} {
+			if !who.sees(seed.ID) {
+				continue
+			}
+			for _, opts := range []postgram.ExpandOptions{
+				{Depth: 1, MaxNodes: 1}, {Depth: 1, MaxNodes: 5}, {Depth: 1, MaxNodes: 1000},
+				{Depth: 2, MaxNodes: 4}, {Depth: 2, MaxNodes: 12}, {Depth: 2, MaxNodes: 40}, {Depth: 2},
+				{Depth: 3, MaxNodes: 9}, {Depth: 3, MaxNodes: 30}, {Depth: 3, MaxNodes: 1000},
+				{Depth: 2, MaxNodes: 12, IncludeArchived: true}, {Depth: 3, MaxNodes: 25, IncludeArchived: true},
+				{Depth: 2, MaxNodes: 10, RelationTypes: []string{"owns"}}, {Depth: 3, MaxNodes: 30, MinConfidence: 0.8},
+			} {
+				name := fmt.Sprintf("%s from %s, %+v", who.name, seed.Content, opts)
+				g, err := who.c.Expand(e.ctx, seed.ID, opts)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				visible := func(id uuid.UUID) bool { return who.sees(id) && (opts.IncludeArchived || !archived[id]) }
+				want := referenceExpand(seed.ID, opts, edges, visible)
+				if got := entityIDs(g.Entities); !slices.Equal(got, want.order) {
+					t.Errorf("%s: entities\n got %v\nwant %v", name, got, want.order)
+				}
+				for _, id := range want.order {
+					if g.Depths[id] != want.depths[id] {
+						t.Errorf("%s: depth of %s = %d, want %d", name, id, g.Depths[id], want.depths[id])
+					}
+				}
+				if !sameUUIDs(edgeIDs(g.Edges), want.edges) {
+					t.Errorf("%s: edges = %v, want %v", name, edgeIDs(g.Edges), want.edges)
+				}
+				if g.Truncated != want.truncated {
+					t.Errorf("%s: truncated = %v, want %v", name, g.Truncated, want.truncated)
+				}
+			}
+		}
+	}
+}
+
+// referenceWalk is what Expand must return.
+type referenceWalk struct {
+	order     []uuid.UUID
+	depths    map[uuid.UUID]int
+	edges     []uuid.UUID
+	truncated bool
+}
+
+// referenceExpand walks edges as Expand specifies: breadth-first from seed,
+// each step ranking the unseen visible ends of the admitted edges incident
+// to the frontier by their best edge (confidence, then id), taking as many
+// as the node cap leaves room for.
+func referenceExpand(seed uuid.UUID, opts postgram.ExpandOptions, edges []postgram.Edge, visible func(uuid.UUID) bool) referenceWalk {
+	if opts.Depth == 0 {
+		opts.Depth = 1
+	}
+	if opts.MaxNodes == 0 {
+		opts.MaxNodes = postgram.DefaultExpandNodes
+	}
+	admit := func(ed postgram.Edge) bool {
+		return ed.Confidence >= opts.MinConfidence && (len(opts.RelationTypes) == 0 || slices.Contains(opts.RelationTypes, ed.Relation))
+	}
+	better := func(a, b postgram.Edge) bool {
+		if a.Confidence != b.Confidence {
+			return a.Confidence > b.Confidence
+		}
+		return bytes.Compare(a.ID[:], b.ID[:]) < 0
+	}
+	w := referenceWalk{order: []uuid.UUID{seed}, depths: map[uuid.UUID]int{seed: 0}}
+	frontier := []uuid.UUID{seed}
+	for d := 1; d <= opts.Depth && len(frontier) > 0 && !w.truncated; d++ {
+		best := map[uuid.UUID]postgram.Edge{}
+		for _, ed := range edges {
+			if !admit(ed) {
+				continue
+			}
+			for _, end := range [][2]uuid.UUID{{ed.SourceID, ed.TargetID}, {ed.TargetID, ed.SourceID}} {
+				if !slices.Contains(frontier, end[0]) {
+					continue
+				}
+				other := end[1]
+				if _, seen := w.depths[other]; seen || !visible(other) {
+					continue
+				}
+				if b, ok := best[other]; !ok || better(ed, b) {
+					best[other] = ed
+				}
+			}
+		}
+		next := make([]uuid.UUID, 0, len(best))
+		for id := range best {
+			next = append(next, id)
+		}
+		slices.SortFunc(next, func(a, b uuid.UUID) int {
+			if better(best[a], best[b]) {
+				return -1
+			}
+			if better(best[b], best[a]) {
+				return 1
+			}
+			return cmp.Compare(a.String(), b.String())
+		})
+		if room := opts.MaxNodes - len(w.order); len(next) > room {
+			next, w.truncated = next[:room], true
+		}
+		for _, id := range next {
+			w.depths[id] = d
+		}
+		w.order = append(w.order, next...)
+		frontier = next
+	}
+	for _, ed := range edges {
+		_, a := w.depths[ed.SourceID]
+		_, b := w.depths[ed.TargetID]
+		if a && b && admit(ed) {
+			w.edges = append(w.edges, ed.ID)
+		}
+	}
+	return w
 }
 
 func testGraphAccess(t *testing.T, open Opener) {
