@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +96,8 @@ type loadOptions struct {
 	queries     int
 	dims        int
 	maxConns    int
+	cpuProfile  string
+	memProfile  string
 }
 
 func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, int) {
@@ -114,6 +117,8 @@ dropped and recreated on every run.`, stderr)
 	fs.IntVar(&o.queries, "queries", 300, "distinct search queries (repeated, as real agents do)")
 	fs.IntVar(&o.dims, "dims", 1536, "embedding dimensions")
 	fs.IntVar(&o.maxConns, "max-conns", 16, "PostgreSQL pool size")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured run (server and clients, one process) to FILE")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write an allocation profile after the measured run to FILE")
 	code := parseFlags(fs, args, func() error {
 		switch {
 		case o.duration <= 0 || o.duration > time.Hour:
@@ -265,6 +270,17 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 	var wg sync.WaitGroup
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	t0 := time.Now()
 	for w := 0; w < o.concurrency; w++ {
 		wg.Add(1)
@@ -296,6 +312,20 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 	wg.Wait()
 	elapsed := time.Since(t0)
 	runtime.ReadMemStats(&ms1)
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	if o.memProfile != "" {
+		f, err := os.Create(o.memProfile)
+		if err != nil {
+			return err
+		}
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
 
 	var searches, stores []time.Duration
 	for _, s := range samples {

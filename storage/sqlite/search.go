@@ -100,6 +100,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 }
 
 type chunkRow struct {
+	id      uuid.UUID
 	entity  uuid.UUID
 	content string
 	tsv     []byte
@@ -121,7 +122,7 @@ func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgr
 	b.WriteByte(']')
 	args := []any{b.String(), ws}
 	where := filterSQL(f, &args)
-	rows, err := s.query(ctx, `SELECT c.rid, c.entity_id, c.content, c.tsv, e.updated_at
+	rows, err := s.query(ctx, `SELECT c.rid, c.id, c.entity_id, c.content, c.tsv, e.updated_at
 		FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunks c ON c.rid = j.value CROSS JOIN entities e ON e.rid = c.entity_rid
 		WHERE c.workspace_id = ? AND `+where, args...)
 	if err != nil {
@@ -131,9 +132,12 @@ func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgr
 	out := make(map[int64]chunkRow, len(rids))
 	for rows.Next() {
 		var rid, updated int64
-		var eid string
+		var cid, eid string
 		var r chunkRow
-		if err := rows.Scan(&rid, &eid, &r.content, &r.tsv, &updated); err != nil {
+		if err := rows.Scan(&rid, &cid, &eid, &r.content, &r.tsv, &updated); err != nil {
+			return nil, err
+		}
+		if r.id, err = uuid.Parse(cid); err != nil {
 			return nil, err
 		}
 		if r.entity, err = uuid.Parse(eid); err != nil {
@@ -292,6 +296,95 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	return hits, nil
 }
 
+var _ postgram.KeywordFiller = (*Store)(nil)
+
+// KeywordFill implements postgram.KeywordFiller: each step streams the
+// rowids FTS5 yields for its match (the filter applied by the joins) and
+// stops as soon as the pool is full, skipping chunks already in it; no OR
+// probe is needed to learn that the union fits. Only the chosen chunks are
+// then read whole and scored.
+func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFillQuery) (postgram.KeywordFillResult, error) {
+	var res postgram.KeywordFillResult
+	if len(q.Terms) == 0 || len(q.Terms) > 32 {
+		return res, fmt.Errorf("sqlite: keyword fill: need 1 to 32 terms, got %d", len(q.Terms))
+	}
+	if q.Limit <= 0 {
+		return res, fmt.Errorf("sqlite: keyword fill: limit %d", q.Limit)
+	}
+	for _, t := range q.Order {
+		if t < 0 || t >= len(q.Terms) {
+			return res, fmt.Errorf("sqlite: keyword fill: term %d out of range", t)
+		}
+	}
+	terms := compileTerms(q.Terms)
+	all := make([]int, len(q.Terms))
+	for i := range all {
+		all[i] = i
+	}
+	pool := make([]int64, 0, q.Limit)
+	seen := make(map[int64]bool, q.Limit)
+	step := func(match string) error {
+		if match == "" || len(pool) >= q.Limit {
+			return nil // an empty tsquery matches nothing
+		}
+		args := []any{match, ws}
+		where := filterSQL(q.Filter, &args)
+		rows, err := s.query(ctx, `SELECT c.rid FROM chunk_fts CROSS JOIN chunks c ON c.rid = chunk_fts.rowid
+			CROSS JOIN entities e ON e.rid = c.entity_rid
+			WHERE chunk_fts MATCH ? AND c.workspace_id = ? AND `+where, args...)
+		if err != nil {
+			return mapErr(err)
+		}
+		defer rows.Close()
+		for len(pool) < q.Limit && rows.Next() {
+			var rid int64
+			if err := rows.Scan(&rid); err != nil {
+				return err
+			}
+			if !seen[rid] {
+				seen[rid] = true
+				pool = append(pool, rid)
+			}
+		}
+		return mapErr(rows.Err())
+	}
+	if err := step(terms.match(ws, "AND", all)); err != nil {
+		return res, fmt.Errorf("sqlite: keyword fill: %w", err)
+	}
+	res.Conjunction = len(pool)
+	for _, t := range q.Order {
+		if err := step(terms.match(ws, "AND", []int{t})); err != nil {
+			return res, fmt.Errorf("sqlite: keyword fill: %w", err)
+		}
+	}
+	if len(pool) == 0 {
+		return res, nil
+	}
+	rows, err := s.chunkRows(ctx, ws, pool, q.Filter)
+	if err != nil {
+		return res, fmt.Errorf("sqlite: keyword fill: %w", err)
+	}
+	var d docTerms
+	res.Hits = make([]postgram.KeywordHit, 0, len(pool))
+	conj := 0
+	for i, rid := range pool {
+		r, ok := rows[rid]
+		if !ok {
+			continue // changed since the probe
+		}
+		if err := terms.scan(r.tsv, &d); err != nil {
+			return res, fmt.Errorf("sqlite: keyword fill: chunk %s: %w", r.id, err)
+		}
+		if i < res.Conjunction {
+			conj++
+		}
+		res.Hits = append(res.Hits, postgram.KeywordHit{ChunkID: r.id, EntityID: r.entity, Content: r.content,
+			Rank: float64(terms.rankCD(&d)), Matched: terms.mask(&d), UpdatedAt: r.updated})
+	}
+	res.Conjunction = conj
+	return res, nil
+}
+
 var _ postgram.SimilarityScorer = (*Store)(nil)
 
 // ChunkSimilarities implements postgram.SimilarityScorer: with it the
@@ -424,11 +517,11 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f pos
 var _ postgram.TermStatser = (*Store)(nil)
 
 // TermFrequencies implements postgram.TermStatser: a term's frequency is
-// the fraction of the workspace's chunks that match it (all its lexemes),
-// counted in the keyword index up to termCountCap chunks, so estimating
-// costs at most a few short index scans. Terms more common than the cap tie
-// (PostgreSQL's statistics, conversely, know only the common lexemes and
-// give rarer ones 0); a term without lexemes gets 0, as on PostgreSQL. ok
+// the fraction of the workspace's chunks holding its rarest lexeme (its
+// lexemes are ANDed, so at most that many match it), read from the keyword
+// index's vocabulary (chunk_fts_vocab: one b-tree entry per lexeme, no
+// match counted). PostgreSQL's statistics, conversely, know only the common
+// lexemes and give rarer ones 0; a term without lexemes gets 0 on both. ok
 // is false while the workspace has no chunk.
 func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) ([]float64, bool, error) {
 	var total int64
@@ -442,19 +535,19 @@ func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) 
 	}
 	q := compileTerms(terms)
 	wsHex := hex.EncodeToString([]byte(ws))
-	for i := range terms {
-		m := q.termMatch(wsHex, i)
-		if m == "" {
-			continue
+	for i, lexemes := range q.Of {
+		// The lexemes are ANDed: the term is at most as common as its
+		// rarest lexeme.
+		for j, l := range lexemes {
+			var n int64
+			err := s.queryRow(ctx, "SELECT doc FROM chunk_fts_vocab WHERE term = ?", lexToken(wsHex, q.Lexemes[l])).Scan(&n)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return nil, false, fmt.Errorf("sqlite: term frequencies: %w", mapErr(err))
+			}
+			if f := min(1, float64(n)/float64(total)); j == 0 || f < freqs[i] {
+				freqs[i] = f
+			}
 		}
-		var n int64
-		if err := s.queryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)", m, termCountCap).Scan(&n); err != nil {
-			return nil, false, fmt.Errorf("sqlite: term frequencies: %w", mapErr(err))
-		}
-		freqs[i] = min(1, float64(n)/float64(total))
 	}
 	return freqs, true, nil
 }
-
-// termCountCap bounds the chunks counted per term by TermFrequencies.
-const termCountCap = 1000

@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"KeywordImmediately", testKeywordImmediately},
 		{"KeywordTerms", testKeywordTerms},
 		{"KeywordPoolProbes", testKeywordPool},
+		{"KeywordFill", testKeywordFill}, // fill.go
 		{"HybridSearch", testHybridSearch},
 		{"VectorStrategies", testVectorStrategies},
 		{"SearchDegraded", testSearchDegraded},

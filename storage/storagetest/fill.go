@@ -1,7 +1,6 @@
-package postgres_test
+package storagetest
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -11,19 +10,18 @@ import (
 	"github.com/postgram-go/postgram"
 )
 
-// TestKeywordFillMatchesProbes checks KeywordFill's one-statement pool
-// against the steps it replaces, computed from uncapped per-term probes:
-// the whole conjunction first, then each term's remaining chunks in order,
-// the step that overflows contributing exactly the room left (any subset),
-// and only chunks the filter admits.
-func TestKeywordFillMatchesProbes(t *testing.T) {
-	t.Parallel()
-	st := openStore(t)
-	ctx := context.Background()
-	c, err := postgram.New(ctx, postgram.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
+// testKeywordFill checks a KeywordFiller's one-call pool against the steps
+// it replaces, computed from uncapped per-term probes: the whole
+// conjunction first, then each term's remaining chunks in order, the step
+// that overflows contributing exactly the room left (any subset), and only
+// chunks the filter admits.
+func testKeywordFill(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	st, ok := e.store.(postgram.KeywordFiller)
+	if !ok {
+		t.Skip("the store builds the keyword pool probe by probe (no KeywordFiller)")
 	}
+	ctx, c := e.ctx, e.c
 	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "abc-12"}
 	rng := rand.New(rand.NewPCG(7, 9))
 	var archive []string
@@ -69,7 +67,7 @@ func TestKeywordFillMatchesProbes(t *testing.T) {
 				order := rng.Perm(len(terms))
 				t.Run(fmt.Sprintf("%s/%v/%v/%d", name, terms, order, limit), func(t *testing.T) {
 					set := func(mode postgram.ProbeMode, term int) map[uuid.UUID]bool {
-						hs, err := st.KeywordProbe(ctx, "default", postgram.KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term, Limit: 10000, Bare: true})
+						hs, err := e.store.KeywordProbe(ctx, postgram.DefaultWorkspace, postgram.KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term, Limit: 10000, Bare: true})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -79,7 +77,7 @@ func TestKeywordFillMatchesProbes(t *testing.T) {
 						}
 						return m
 					}
-					res, err := st.KeywordFill(ctx, "default", postgram.KeywordFillQuery{Filter: f, Terms: terms, Order: order, Limit: limit})
+					res, err := st.KeywordFill(ctx, postgram.DefaultWorkspace, postgram.KeywordFillQuery{Filter: f, Terms: terms, Order: order, Limit: limit})
 					if err != nil {
 						t.Fatal(err)
 					}
