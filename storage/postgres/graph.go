@@ -241,18 +241,16 @@ var _ postgram.ExpandLevelStorage = (*Store)(nil)
 // twin) the statement finds, for every frontier entity and end, the
 // confidence of its k-th best edge (k a little over Limit+1, see
 // expandCut); the highest, T, is a bound that at least k incident edges
-// reach. It reads only the edges of confidence >= T (index-only), keeps the
-// k best of them, ties broken by id as FindEdges orders: the k best
-// incident edges overall. Every entity whose best edge is among them is
-// ranked exactly as over all edges, and before every other; from there the
-// step is the full one: each other end's best edge (DISTINCT ON), the
-// unseen ones best first, the filter checked only until Limit+1 have
-// passed. When that leaves fewer than Limit+1 and edges were cut (many
-// seen ends or filtered ones), k grows and the step runs again; once k
-// exceeds the incident edges nothing is cut. Array membership that filters
-// rows (the seen set) is a hashed subplan rather than "= ANY", whose
-// per-row linear scan the generic plans of the statement cache would
-// otherwise use.
+// reach. It reads only the edges of confidence >= T (index-only): all of
+// them, so every entity whose best edge reaches T is ranked exactly as over
+// all edges, and before every other. From there the step is the full one:
+// each other end's best edge (DISTINCT ON), the unseen ones best first, the
+// filter checked only until Limit+1 have passed. When that leaves fewer
+// than Limit+1 and edges were cut (many seen ends or filtered ones), k
+// grows and the step runs again; once k exceeds every end's edges nothing
+// is cut. Array membership that filters rows (the seen set) is a hashed
+// subplan rather than "= ANY", whose per-row linear scan the generic plans
+// of the statement cache would otherwise use.
 func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
 	if len(q.Frontier) == 0 {
 		return nil, false, nil
@@ -274,6 +272,8 @@ func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLev
 		filter = filterSQL(*q.Filter, (*[]any)(&args))
 	}
 	kArg := args.add(int64(0)) // k, set per try
+	// The k-th best edge of each end of each frontier entity: a backward
+	// index-only scan of k entries.
 	kth := func(end string) string {
 		return `SELECT (SELECT ed.confidence FROM edges ed WHERE ed.workspace_id = $1 AND ed.` + end + ` = f.id` + cond + `
 			ORDER BY ed.confidence DESC OFFSET ` + kArg + `::bigint - 1 LIMIT 1) AS c FROM unnest(` + front + `::uuid[]) f(id)`
@@ -283,16 +283,17 @@ func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLev
 			WHERE ed.workspace_id = $1 AND ed.` + end + ` = ANY(` + front + `::uuid[])
 			AND ed.confidence >= coalesce((SELECT c FROM bound), 0)` + cond
 	}
-	sql := `WITH bound AS (SELECT max(c) AS c FROM (` + kth("source_id") + ` UNION ALL ` + kth("target_id") + `) l),
-	inc AS MATERIALIZED (` + arm("target_id", "source_id") + ` UNION ALL ` + arm("source_id", "target_id") + `),
-	kth AS MATERIALIZED (SELECT confidence, id FROM inc ORDER BY confidence DESC, id OFFSET ` + kArg + `::bigint - 1 LIMIT 1)
-	SELECT EXISTS (SELECT 1 FROM kth), b.other FROM (SELECT 1) one LEFT JOIN LATERAL (
+	sql := `WITH bound AS (SELECT max(c) AS c FROM (` + kth("source_id") + ` UNION ALL ` + kth("target_id") + `) l)
+	SELECT (SELECT c FROM bound) IS NOT NULL, b.other FROM (SELECT 1) one LEFT JOIN LATERAL (
 		SELECT b.other, b.confidence, b.id FROM (
 			SELECT other, confidence, id FROM (
-				SELECT DISTINCT ON (other) inc.other, inc.confidence, inc.id FROM inc LEFT JOIN kth ON TRUE
-				WHERE (kth.id IS NULL OR inc.confidence > kth.confidence OR (inc.confidence = kth.confidence AND inc.id <= kth.id))
-					AND inc.other NOT IN (SELECT unnest(` + seen + `::uuid[]))
-				ORDER BY inc.other, inc.confidence DESC, inc.id
+				SELECT DISTINCT ON (other) other, confidence, id FROM (
+					` + arm("target_id", "source_id") + `
+					UNION ALL
+					` + arm("source_id", "target_id") + `
+				) inc
+				WHERE other NOT IN (SELECT unnest(` + seen + `::uuid[]))
+				ORDER BY other, confidence DESC, id
 			) d
 			ORDER BY confidence DESC, id
 			OFFSET 0

@@ -310,26 +310,32 @@ func testGraphExpand(t *testing.T, open Opener) {
 // reaches under tight and loose node caps (the best edge of each entity
 // ranks it: confidence, then edge id, with many ties), with relation and
 // confidence filters, archived ends, and a type-limited key, whose hidden
-// ends a backend must skip without losing the entities behind them.
+// ends a backend must skip without losing the entities behind them. Two
+// hubs' most confident edges all lead to ends a caller cannot reach (people
+// for the memory-only key, archived entities), so a backend that looks only
+// at a hub's best edges must look further.
 func testGraphExpandRanking(t *testing.T, open Opener) {
 	e := newEnv(t, open)
 	r := rand.New(rand.NewPCG(5, 8))
 	const n = 90
+	const peopleHub, archivedHub = n - 2, n - 1
 	ents := make([]*postgram.Entity, n)
 	for i := range ents {
 		typ := postgram.TypeMemory
-		if r.IntN(5) < 2 {
+		if r.IntN(5) < 2 && i < peopleHub {
 			typ = postgram.TypePerson
 		}
 		ents[i] = e.store1(postgram.StoreInput{Type: typ, Content: fmt.Sprintf("node %d", i)})
 	}
+	isArchived := func(i int) bool { return i%4 == 3 && i < peopleHub }
 	// Two hubs (entities 0 and 1) with more edges than a step needs at
-	// small caps, and random edges among the rest.
-	confs := []float64{0.4, 0.6, 0.6, 0.8, 0.8, 0.8, 1}
+	// small caps, random edges among the rest (confidence 0 included), and
+	// two hubs whose best edges lead to people and to archived entities.
+	confs := []float64{0, 0.4, 0.6, 0.6, 0.8, 0.8, 0.8, 1}
 	type pair struct{ a, b int }
 	have := map[pair]bool{}
 	var in []postgram.Edge
-	add := func(a, b int) {
+	add := func(a, b int, conf float64) {
 		if a == b || have[pair{a, b}] || have[pair{b, a}] {
 			return
 		}
@@ -339,30 +345,45 @@ func testGraphExpandRanking(t *testing.T, open Opener) {
 		}
 		now := time.Now().UTC()
 		in = append(in, postgram.Edge{ID: uuid.New(), SourceID: ents[a].ID, TargetID: ents[b].ID,
-			Relation: []string{"cites", "owns"}[r.IntN(2)], Confidence: confs[r.IntN(len(confs))],
+			Relation: []string{"cites", "owns"}[r.IntN(2)], Confidence: conf,
 			Source: postgram.EdgeSourceManual, Metadata: map[string]any{}, CreatedAt: now, UpdatedAt: now})
 	}
-	for i := 2; i < n; i++ {
+	randConf := func() float64 { return confs[r.IntN(len(confs))] }
+	for i := 2; i < peopleHub; i++ {
 		if i < 72 {
-			add(0, i)
+			add(0, i, randConf())
 		}
 		if i%2 == 0 {
-			add(1, i)
+			add(1, i, randConf())
+		}
+		switch {
+		case ents[i].Type == postgram.TypePerson:
+			add(peopleHub, i, 1)
+		case i%3 == 0:
+			add(peopleHub, i, 0.5)
+		}
+		switch {
+		case isArchived(i):
+			add(archivedHub, i, 1)
+		case i%5 == 0:
+			add(archivedHub, i, 0.7)
 		}
 	}
 	for range 120 {
-		add(2+r.IntN(n-2), 2+r.IntN(n-2))
+		add(2+r.IntN(n-4), 2+r.IntN(n-4), randConf())
 	}
 	edges, err := e.store.UpsertEdges(e.ctx, e.c.Workspace(), in, nil)
 	if err != nil || len(edges) != len(in) {
 		t.Fatalf("UpsertEdges: %d of %d, %v", len(edges), len(in), err)
 	}
 	archived := map[uuid.UUID]bool{}
-	for i := 3; i < n; i += 7 {
-		if _, err := e.c.Delete(e.ctx, ents[i].ID); err != nil {
-			t.Fatal(err)
+	for i := range ents {
+		if isArchived(i) {
+			if _, err := e.c.Delete(e.ctx, ents[i].ID); err != nil {
+				t.Fatal(err)
+			}
+			archived[ents[i].ID] = true
 		}
-		archived[ents[i].ID] = true
 	}
 	typeOf := map[uuid.UUID]postgram.EntityType{}
 	for _, x := range ents {
@@ -377,12 +398,12 @@ func testGraphExpandRanking(t *testing.T, open Opener) {
 		{"admin", e.c, func(uuid.UUID) bool { return true }},
 		{"memory-only key", memOnly, func(id uuid.UUID) bool { return typeOf[id] == postgram.TypeMemory }},
 	} {
-		for _, seed := range []*postgram.Entity{ents[0], ents[1], ents[2], ents[5], ents[80]} {
+		for _, seed := range []*postgram.Entity{ents[0], ents[1], ents[2], ents[5], ents[80], ents[peopleHub], ents[archivedHub]} {
 			if !who.sees(seed.ID) {
 				continue
 			}
 			for _, opts := range []postgram.ExpandOptions{
-				{Depth: 1, MaxNodes: 1}, {Depth: 1, MaxNodes: 5}, {Depth: 1, MaxNodes: 1000},
+				{Depth: 1, MaxNodes: 1}, {Depth: 1, MaxNodes: 2}, {Depth: 1, MaxNodes: 5}, {Depth: 1, MaxNodes: 1000},
 				{Depth: 2, MaxNodes: 4}, {Depth: 2, MaxNodes: 12}, {Depth: 2, MaxNodes: 40}, {Depth: 2},
 				{Depth: 3, MaxNodes: 9}, {Depth: 3, MaxNodes: 30}, {Depth: 3, MaxNodes: 1000},
 				{Depth: 2, MaxNodes: 12, IncludeArchived: true}, {Depth: 3, MaxNodes: 25, IncludeArchived: true},
