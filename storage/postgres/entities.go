@@ -133,7 +133,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = ANY($2)", ws, ids)
+	rows, err := s.pool.Query(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = ANY($2)", ws, uuidArray(ids))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: get entities: %w", mapErr(err))
 	}

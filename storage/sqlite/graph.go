@@ -50,8 +50,10 @@ func scanEdge(row scanner) (postgram.Edge, error) {
 		}
 		e.OriginID = &o
 	}
-	if err := json.Unmarshal([]byte(meta), &e.Metadata); err != nil {
-		return e, fmt.Errorf("decode metadata of edge %s: %w", id, err)
+	if meta != "{}" { // most edges carry none: skip the decoder
+		if err := json.Unmarshal([]byte(meta), &e.Metadata); err != nil {
+			return e, fmt.Errorf("decode metadata of edge %s: %w", id, err)
+		}
 	}
 	if e.Metadata == nil {
 		e.Metadata = map[string]any{}
@@ -284,19 +286,21 @@ var _ postgram.ExpandLevelStorage = (*Store)(nil)
 //
 // A step needs the Limit+1 best unseen entities, not every edge incident to
 // the frontier: with a hub in the frontier those are thousands of edges,
-// each a row handed to Go. So SQLite keeps only the k best incident edges
-// (k a little over Limit+1, see expandCut) and Go ranks those. Through the
+// each a row handed to Go. So one statement keeps only the k best incident
+// edges (k a little over Limit+1, see expandCut), each with whether the
+// filter admits its other end, and Go ranks those. Through the
 // confidence-ordered covering indexes (edges_source_rank and its target
-// twin) one statement finds, for every frontier entity and end, the
-// confidence of its k-th best edge; the highest of these, T, is a bound that
-// at least k incident edges reach. It then reads the edges of confidence
-// >= T (at least k, usually not many more) and keeps the k best of them,
-// ties broken by id as FindEdges orders. Those are the k best incident edges
-// overall, so every entity whose best edge is among them is ranked exactly
-// as the full walk would rank it, and before every other. If they yield
-// fewer than Limit+1 admitted unseen entities (many seen ends, duplicates,
-// filtered ends), k grows and the step runs again; once k exceeds the
-// number of incident edges nothing is cut and the answer is the full one.
+// twin) the statement finds, for every frontier entity and end, the
+// confidence of its k-th best edge; the highest of these, T, is a bound
+// that at least k incident edges reach. It then reads the edges of
+// confidence >= T (at least k, usually not many more) and keeps the k best
+// of them, ties broken by id as FindEdges orders. Those are the k best
+// incident edges overall, so every entity whose best edge is among them is
+// ranked exactly as the full walk would rank it, and before every other.
+// If they yield fewer than Limit+1 admitted unseen entities (many seen
+// ends, duplicates, filtered ends), k grows and the step runs again; once
+// k exceeds the number of incident edges nothing is cut and the answer is
+// the full one.
 func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
 	if len(q.Frontier) == 0 {
 		return nil, false, nil
@@ -308,7 +312,8 @@ func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLev
 	query, args := expandLevelSQL(ws, q)
 	want := q.Limit + 1
 	for k := expandCut(want); ; k *= 4 {
-		out, cut, err := s.expandLevel(ctx, ws, q.Filter, query, append(args, k), seen, want)
+		args[2] = k
+		out, cut, err := s.expandLevel(ctx, query, args, seen, want)
 		if err != nil {
 			return nil, false, fmt.Errorf("sqlite: expand level: %w", err)
 		}
@@ -326,10 +331,13 @@ func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLev
 // an entity reached by several edges, and ends the filter rejects.
 func expandCut(want int) int64 { return int64(want + want/4 + 16) }
 
-// expandLevelSQL returns ExpandLevel's statement and its arguments but the
-// last, k. The text depends only on which edge filters are set.
+// expandLevelSQL returns ExpandLevel's statement and its arguments; the
+// third, k, is set per try. The text depends only on which edge and entity
+// filters are set. Each row is an edge among the k best: the other end, the
+// confidence and id that rank it, whether edges were cut, and whether the
+// filter admits the other end.
 func expandLevelSQL(ws string, q postgram.ExpandLevelQuery) (string, []any) {
-	args := []any{idsJSON(q.Frontier), ws}
+	args := []any{idsJSON(q.Frontier), ws, int64(0)}
 	var cond string
 	if len(q.Relations) > 0 {
 		args = append(args, stringsJSON(q.Relations))
@@ -339,31 +347,34 @@ func expandLevelSQL(ws string, q postgram.ExpandLevelQuery) (string, []any) {
 		args = append(args, q.MinConfidence)
 		cond += fmt.Sprintf(" AND $.confidence >= ?%d", len(args))
 	}
-	k := fmt.Sprintf("?%d", len(args)+1)
 	on := func(alias string) string { return strings.ReplaceAll(cond, "$", alias) }
 	// The k-th best edge of each end of each frontier entity: a backward
 	// scan of k entries of the covering index.
 	kth := func(end string) string {
 		return "SELECT (SELECT e.confidence FROM edges e WHERE e.workspace_id = ?2 AND e." + end + " = f.id" + on("e") +
-			" ORDER BY e.confidence DESC LIMIT 1 OFFSET " + k + " - 1) AS c FROM f"
+			" ORDER BY e.confidence DESC LIMIT 1 OFFSET ?3 - 1) AS c FROM f"
 	}
 	arm := func(other, end string) string {
 		return "SELECT ed." + other + ", ed.confidence, ed.id FROM bound CROSS JOIN f CROSS JOIN edges ed" +
 			" ON ed.workspace_id = ?2 AND ed." + end + " = f.id AND ed.confidence >= ifnull(bound.c, -1)" + on("ed")
 	}
+	admit := "1"
+	if q.Filter != nil {
+		// Last in the text: its parameters are numbered after the others.
+		admit = "EXISTS (SELECT 1 FROM entities e WHERE e.workspace_id = ?2 AND e.id = inc.other AND " + filterSQL(*q.Filter, &args) + ")"
+	}
 	query := "WITH f(id) AS MATERIALIZED (SELECT value FROM json_each(?1))," +
 		" bound(c) AS MATERIALIZED (SELECT max(c) FROM (" + kth("source_id") + " UNION ALL " + kth("target_id") + "))," +
 		" inc(other, conf, id) AS MATERIALIZED (" + arm("target_id", "source_id") + " UNION ALL " + arm("source_id", "target_id") + ")," +
-		" kth(conf, id) AS MATERIALIZED (SELECT conf, id FROM inc ORDER BY conf DESC, id LIMIT 1 OFFSET " + k + " - 1)" +
-		" SELECT inc.other, inc.conf, inc.id, kth.id IS NOT NULL FROM inc LEFT JOIN kth" +
+		" kth(conf, id) AS MATERIALIZED (SELECT conf, id FROM inc ORDER BY conf DESC, id LIMIT 1 OFFSET ?3 - 1)" +
+		" SELECT inc.other, inc.conf, inc.id, kth.id IS NOT NULL, " + admit + " FROM inc LEFT JOIN kth" +
 		" WHERE kth.id IS NULL OR inc.conf > kth.conf OR (inc.conf = kth.conf AND inc.id <= kth.id)"
 	return query, args
 }
 
 // expandLevel runs one try of ExpandLevel: the first want admitted unseen
 // entities among the k best incident edges, and whether edges were cut.
-func (s *Store) expandLevel(ctx context.Context, ws string, filter *postgram.EntityFilter, query string, args []any,
-	seen map[string]bool, want int) ([]uuid.UUID, bool, error) {
+func (s *Store) expandLevel(ctx context.Context, query string, args []any, seen map[string]bool, want int) ([]uuid.UUID, bool, error) {
 	type cand struct {
 		id, edge string
 		conf     float64
@@ -377,11 +388,12 @@ func (s *Store) expandLevel(ctx context.Context, ws string, filter *postgram.Ent
 	}
 	for rows.Next() {
 		var c cand
-		if err := rows.Scan(&c.id, &c.conf, &c.edge, &cut); err != nil {
+		var admitted bool
+		if err := rows.Scan(&c.id, &c.conf, &c.edge, &cut, &admitted); err != nil {
 			rows.Close()
 			return nil, false, err
 		}
-		if seen[c.id] {
+		if !admitted || seen[c.id] {
 			continue
 		}
 		if i, ok := at[c.id]; ok {
@@ -405,54 +417,15 @@ func (s *Store) expandLevel(ctx context.Context, ws string, filter *postgram.Ent
 		}
 		return strings.Compare(a.edge, b.edge)
 	})
-	var out []uuid.UUID
-	for start := 0; start < len(cands) && len(out) < want; {
-		batch := cands[start:min(len(cands), start+(want-len(out))*5/4+8)]
-		start += len(batch)
-		var ok map[string]bool
-		if filter != nil {
-			ids := make([]string, len(batch))
-			for i, c := range batch {
-				ids[i] = c.id
-			}
-			if ok, err = s.admitted(ctx, ws, ids, filter); err != nil {
-				return nil, false, err
-			}
+	out := make([]uuid.UUID, 0, min(want, len(cands)))
+	for _, c := range cands[:min(want, len(cands))] {
+		id, err := uuid.Parse(c.id)
+		if err != nil {
+			return nil, false, fmt.Errorf("entity id %q: %w", c.id, err)
 		}
-		for _, c := range batch {
-			if ok != nil && !ok[c.id] {
-				continue
-			}
-			id, err := uuid.Parse(c.id)
-			if err != nil {
-				return nil, false, fmt.Errorf("entity id %q: %w", c.id, err)
-			}
-			if out = append(out, id); len(out) == want {
-				break
-			}
-		}
+		out = append(out, id)
 	}
 	return out, cut, nil
-}
-
-// admitted returns which of ids are entities of ws that f admits.
-func (s *Store) admitted(ctx context.Context, ws string, ids []string, f *postgram.EntityFilter) (map[string]bool, error) {
-	args := []any{stringsJSON(ids), ws}
-	where := filterSQL(*f, &args)
-	rows, err := s.query(ctx, "SELECT e.id FROM json_each(?) j CROSS JOIN entities e ON e.workspace_id = ? AND e.id = j.value WHERE "+where, args...)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer rows.Close()
-	ok := make(map[string]bool, len(ids))
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ok[id] = true
-	}
-	return ok, mapErr(rows.Err())
 }
 
 // pre appends v to args and returns "" (for building SQL in argument order).
