@@ -326,24 +326,38 @@ func expandCut(want int) int64 { return int64(want + want/4 + 16) }
 
 // expandLevel runs one try of ExpandLevel's statement: the entities found
 // and whether edges were cut.
+//
+// The statement runs with a generic plan, planned once per connection.
+// Left to choose (plan_cache_mode auto), PostgreSQL keeps planning it anew
+// for each call once cheap custom plans for one-entity frontiers (every
+// first step) have set its average: about 0.5 ms of planning for a query
+// that then runs in 0.1. The generic plan is the same nested loops of index
+// scans whatever the frontier's size. BEGIN, SET LOCAL and COMMIT travel
+// in the statement's round trip.
 func (s *Store) expandLevel(ctx context.Context, sql string, args []any) ([]uuid.UUID, bool, error) {
-	rows, err := s.pool.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, false, mapErr(err)
-	}
-	defer rows.Close()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN READ ONLY")
+	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	level := b.Queue(sql, args...)
+	b.Queue("COMMIT")
 	var ids []uuid.UUID
 	cut := false
-	for rows.Next() {
-		var id pgtype.UUID
-		if err := rows.Scan(&cut, &id); err != nil {
-			return nil, false, err
+	level.Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id pgtype.UUID
+			if err := rows.Scan(&cut, &id); err != nil {
+				return err
+			}
+			if id.Valid {
+				ids = append(ids, id.Bytes)
+			}
 		}
-		if id.Valid {
-			ids = append(ids, id.Bytes)
-		}
+		return rows.Err()
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, false, mapErr(err)
 	}
-	return ids, cut, mapErr(rows.Err())
+	return ids, cut, nil
 }
 
 // ReplaceDerivedEdges implements postgram.GraphStorage. The delete and
