@@ -496,6 +496,28 @@ func (ix *index) searchVectors(ws string, model int64, x []float32, f *postgram.
 
 // similarities returns the exact cosine similarity of each chunk (by rid)
 // that has an embedding of model.
+// similaritiesOf is similarities for chunks given by id.
+func (ix *index) similaritiesOf(ws string, model int64, x []float32, ids []uuid.UUID) map[uuid.UUID]float64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make(map[uuid.UUID]float64, len(ids))
+	sp := ix.spaces[ws]
+	if sp == nil {
+		return out
+	}
+	vs := sp.sets[model]
+	if vs == nil || len(x) != vs.dims {
+		return out
+	}
+	xss := squaredNorm(x)
+	for _, id := range ids {
+		if sim, ok := vs.similarityOf(x, xss, id); ok {
+			out[id] = sim
+		}
+	}
+	return out
+}
+
 func (ix *index) similarities(ws string, model int64, x []float32, rids []int64) map[int64]float64 {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()

@@ -325,8 +325,10 @@ func (l *loader) finish() {
 		}
 		vs.truncate(w)
 		vs.slot = make(map[int64]int32, w)
+		vs.byChunk = make(map[uuid.UUID]int32, w)
 		for s, rid := range vs.rid {
 			vs.slot[rid] = int32(s)
+			vs.byChunk[vs.chunk[s]] = int32(s)
 			l.nx.chunkLoc[rid] = chunkLoc{ls.ws, ls.model}
 		}
 	}

@@ -389,45 +389,19 @@ var _ postgram.SimilarityScorer = (*Store)(nil)
 
 // ChunkSimilarities implements postgram.SimilarityScorer: with it the
 // library scores a keyword pool without similarities and asks for the few
-// that decide the results, instead of every probe computing one per hit
-// (the same values KeywordProbe reports, from the in-memory index).
+// that decide the results, instead of every probe computing one per hit.
+// The in-memory index answers by chunk id (the same values KeywordProbe
+// reports), so this reads nothing from the file.
 func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
-	out := make(map[uuid.UUID]float64, len(ids))
 	if len(ids) == 0 || len(vec) == 0 {
-		return out, nil
-	}
-	rows, err := s.query(ctx, `SELECT c.rid, c.id FROM (SELECT DISTINCT value FROM json_each(?)) j
-		CROSS JOIN chunks c ON c.workspace_id = ? AND c.id = j.value`, idsJSON(ids), ws)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: chunk similarities: %w", mapErr(err))
-	}
-	defer rows.Close()
-	rids := make([]int64, 0, len(ids))
-	byRID := make(map[int64]uuid.UUID, len(ids))
-	for rows.Next() {
-		var rid int64
-		var cid string
-		if err := rows.Scan(&rid, &cid); err != nil {
-			return nil, fmt.Errorf("sqlite: chunk similarities: %w", err)
-		}
-		id, err := uuid.Parse(cid)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: chunk similarities: %w", err)
-		}
-		rids = append(rids, rid)
-		byRID[rid] = id
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: chunk similarities: %w", mapErr(err))
-	}
-	if len(rids) == 0 {
-		return out, nil
+		return make(map[uuid.UUID]float64), nil
 	}
 	if err := s.idx.ensureFresh(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: chunk similarities: %w", err)
 	}
-	for rid, sim := range s.idx.similarities(ws, modelID, vec, rids) {
-		out[byRID[rid]] = 1 - (1 - sim) // as KeywordProbe reports it
+	out := s.idx.similaritiesOf(ws, modelID, vec, ids)
+	for id, sim := range out {
+		out[id] = 1 - (1 - sim) // as KeywordProbe reports it
 	}
 	return out, nil
 }

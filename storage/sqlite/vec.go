@@ -63,11 +63,12 @@ type vecSet struct {
 
 	skip4 atomic.Int32 // searches left that skip the 4-bit pass
 
-	slot map[int64]int32 // chunk rid → slot
+	slot    map[int64]int32     // chunk rid → slot
+	byChunk map[uuid.UUID]int32 // chunk id → slot
 }
 
 func newVecSet(dims int) *vecSet {
-	return &vecSet{dims: dims, stride: strideOf(dims), stride4: stride4Of(dims), slot: map[int64]int32{}}
+	return &vecSet{dims: dims, stride: strideOf(dims), stride4: stride4Of(dims), slot: map[int64]int32{}, byChunk: map[uuid.UUID]int32{}}
 }
 
 // alloc sizes the arrays for n slots.
@@ -96,6 +97,7 @@ func (vs *vecSet) put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
 	if !ok {
 		s = int32(len(vs.rid))
 		vs.slot[rid] = s
+		vs.byChunk[chunk] = s
 		vs.rid = append(vs.rid, rid)
 		vs.chunk = append(vs.chunk, chunk)
 		vs.ent = append(vs.ent, ent)
@@ -108,6 +110,10 @@ func (vs *vecSet) put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
 		vs.scale4 = append(vs.scale4, 0)
 		vs.err4 = append(vs.err4, 0)
 	} else {
+		if vs.chunk[s] != chunk {
+			vs.unmapChunk(s)
+			vs.byChunk[chunk] = s
+		}
 		vs.chunk[s], vs.ent[s] = chunk, ent
 		copy(vs.f32[int(s)*vs.dims:], v)
 	}
@@ -121,13 +127,26 @@ func (vs *vecSet) remove(rid int64) bool {
 		return false
 	}
 	last := len(vs.rid) - 1
+	vs.unmapChunk(s)
 	if int(s) != last {
+		moved := vs.chunk[last]
 		vs.moveSlot(last, int(s))
 		vs.slot[vs.rid[s]] = s
+		if vs.byChunk[moved] == int32(last) {
+			vs.byChunk[moved] = s
+		}
 	}
 	delete(vs.slot, rid)
 	vs.truncate(last)
 	return true
+}
+
+// unmapChunk forgets the chunk id of slot s unless the id now names
+// another slot (a chunk id stored again under a new rid).
+func (vs *vecSet) unmapChunk(s int32) {
+	if vs.byChunk[vs.chunk[s]] == s {
+		delete(vs.byChunk, vs.chunk[s])
+	}
 }
 
 // moveSlot copies slot from into slot to (the slot map aside).
@@ -626,6 +645,15 @@ func (vs *vecSet) bound(s int32, xerr float64) float64 {
 // similarity is the exact cosine similarity of chunk rid's vector to x.
 func (vs *vecSet) similarity(x []float32, xss float64, rid int64) (float64, bool) {
 	s, ok := vs.slot[rid]
+	if !ok {
+		return 0, false
+	}
+	return cosine(x, xss, vs.vector(s), vs.ss[s]), true
+}
+
+// similarityOf is similarity for the chunk with this id.
+func (vs *vecSet) similarityOf(x []float32, xss float64, chunk uuid.UUID) (float64, bool) {
+	s, ok := vs.byChunk[chunk]
 	if !ok {
 		return 0, false
 	}

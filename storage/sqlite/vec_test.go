@@ -274,3 +274,75 @@ func TestQuantizeKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestVecSetChunkIDs: after any sequence of puts and removes, including a
+// chunk id stored again under a new rid just before its old rid is removed
+// (a chunk id names one row of the database, so it is never held by two
+// rids otherwise), similarityOf finds exactly the live chunk ids, each
+// with its own vector.
+func TestVecSetChunkIDs(t *testing.T) {
+	t.Parallel()
+	const dims = 8
+	r := rand.New(rand.NewPCG(3, 4))
+	vs := newVecSet(dims)
+	ids := make([]uuid.UUID, 12)
+	for i := range ids {
+		ids[i] = uuid.New()
+	}
+	live := map[int64]uuid.UUID{} // rid → chunk id
+	x := make([]float32, dims)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for step := range 2000 {
+		rid := int64(r.IntN(20))
+		if _, ok := live[rid]; ok && r.IntN(3) == 0 {
+			vs.remove(rid)
+			delete(live, rid)
+		} else {
+			v := make([]float32, dims)
+			for i := range v {
+				v[i] = float32(r.NormFloat64())
+			}
+			id := ids[r.IntN(len(ids))]
+			var old int64 = -1
+			for orid, oid := range live {
+				if oid == id && orid != rid {
+					old = orid
+				}
+			}
+			vs.put(rid, id, 0, v)
+			live[rid] = id
+			if old >= 0 {
+				// The chunk moved to a new rid; its old row goes next.
+				vs.remove(old)
+				delete(live, old)
+			}
+		}
+		// The id a search should resolve: the live rid holding it (when
+		// two rids hold one id, either is a valid answer).
+		want := map[uuid.UUID][]int64{}
+		for rid, id := range live {
+			want[id] = append(want[id], rid)
+		}
+		xss := squaredNorm(x)
+		for _, id := range ids {
+			got, ok := vs.similarityOf(x, xss, id)
+			if ok != (len(want[id]) > 0) {
+				t.Fatalf("step %d: id %v found=%v, live rids %v", step, id, ok, want[id])
+			}
+			if !ok {
+				continue
+			}
+			match := false
+			for _, rid := range want[id] {
+				if sim, _ := vs.similarity(x, xss, rid); sim == got {
+					match = true
+				}
+			}
+			if !match {
+				t.Fatalf("step %d: id %v similarity %v matches none of rids %v", step, id, got, want[id])
+			}
+		}
+	}
+}
