@@ -49,7 +49,8 @@ func openLoadStore(ctx context.Context, o loadOptions) (postgram.Storage, string
 				return nil, "", nil, err
 			}
 		}
-		st, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+		// As postgram-server opens it by default: every commit fsynced.
+		st, err := sqlite.Open(ctx, sqlite.Config{Path: path, Durable: true})
 		if err != nil {
 			cleanup()
 			return nil, "", nil, err

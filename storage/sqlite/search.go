@@ -491,12 +491,16 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f pos
 var _ postgram.TermStatser = (*Store)(nil)
 
 // TermFrequencies implements postgram.TermStatser: a term's frequency is
-// the fraction of the workspace's chunks holding its rarest lexeme (its
-// lexemes are ANDed, so at most that many match it), read from the keyword
-// index's vocabulary (chunk_fts_vocab: one b-tree entry per lexeme, no
-// match counted). PostgreSQL's statistics, conversely, know only the common
-// lexemes and give rarer ones 0; a term without lexemes gets 0 on both. ok
+// the fraction of the workspace's chunks that match it (all its lexemes),
+// counted in the keyword index up to termCountCap chunks, so estimating
+// costs at most a few short index scans. Terms more common than the cap tie
+// (PostgreSQL's statistics, conversely, know only the common lexemes and
+// give rarer ones 0); a term without lexemes gets 0, as on PostgreSQL. ok
 // is false while the workspace has no chunk.
+//
+// (FTS5's vocabulary table would give exact counts, but it counts a common
+// term's whole document list: 1.1 ms for one in 47,000 chunks, against
+// 0.11 ms for counting to the cap.)
 func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) ([]float64, bool, error) {
 	var total int64
 	err := s.queryRow(ctx, "SELECT chunks FROM workspace_chunks WHERE workspace_id = ?", ws).Scan(&total)
@@ -509,19 +513,19 @@ func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) 
 	}
 	q := compileTerms(terms)
 	wsHex := hex.EncodeToString([]byte(ws))
-	for i, lexemes := range q.Of {
-		// The lexemes are ANDed: the term is at most as common as its
-		// rarest lexeme.
-		for j, l := range lexemes {
-			var n int64
-			err := s.queryRow(ctx, "SELECT doc FROM chunk_fts_vocab WHERE term = ?", lexToken(wsHex, q.Lexemes[l])).Scan(&n)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return nil, false, fmt.Errorf("sqlite: term frequencies: %w", mapErr(err))
-			}
-			if f := min(1, float64(n)/float64(total)); j == 0 || f < freqs[i] {
-				freqs[i] = f
-			}
+	for i := range terms {
+		m := q.termMatch(wsHex, i)
+		if m == "" {
+			continue
 		}
+		var n int64
+		if err := s.queryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)", m, termCountCap).Scan(&n); err != nil {
+			return nil, false, fmt.Errorf("sqlite: term frequencies: %w", mapErr(err))
+		}
+		freqs[i] = min(1, float64(n)/float64(total))
 	}
 	return freqs, true, nil
 }
+
+// termCountCap bounds the chunks counted per term by TermFrequencies.
+const termCountCap = 1000

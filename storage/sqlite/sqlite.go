@@ -45,8 +45,8 @@
 // the stored positions against the OR of all terms, with PostgreSQL's
 // arithmetic, so they are equal to PostgreSQL's (testdata holds
 // PostgreSQL 15's answers for 13,692 document/query pairs). Matching masks
-// come from the same positions. TermFrequencies reads, per workspace, how
-// many chunks hold each term's rarest lexeme from the index's vocabulary.
+// come from the same positions. TermFrequencies counts, per workspace, the
+// chunks matching each term in the index (capped, see termCountCap).
 //
 // # Vector branch
 //
