@@ -434,7 +434,13 @@ func pre(args *[]any, v any) string {
 	return ""
 }
 
-// ReplaceDerivedEdges implements postgram.GraphStorage.
+// deleteDerivedSQL deletes the edges of one origin and source.
+const deleteDerivedSQL = "DELETE FROM edges WHERE workspace_id = ? AND origin_id = ? AND source = ?"
+
+// ReplaceDerivedEdges implements postgram.GraphStorage. Its statements are
+// prepared once on the writer connection (through the statement cache), not
+// in every transaction: link-neighbors runs one per entity, and preparing
+// the upsert cost as much as running it.
 func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge) (int, error) {
 	metas := make([]string, len(edges))
 	for i, e := range edges {
@@ -444,24 +450,29 @@ func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.
 		}
 		metas[i] = m
 	}
+	// Prepared before the transaction, which holds the writer's only
+	// connection.
+	del, err := s.writerStmt(ctx, deleteDerivedSQL)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: replace derived edges: %w", mapErr(err))
+	}
+	defer del.release()
+	// The edges written are not returned: no RETURNING to decode.
+	up, err := s.writerStmt(ctx, upsertEdgeExecSQL)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: replace derived edges: %w", mapErr(err))
+	}
+	defer up.release()
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM edges WHERE workspace_id = ? AND origin_id = ? AND source = ?", ws, origin.String(), source)
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.StmtContext(ctx, del.st).ExecContext(ctx, ws, origin.String(), source)
 		if err != nil {
 			return err
 		}
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		if len(edges) == 0 {
-			return nil
-		}
-		// The edges written are not returned: no RETURNING to decode.
-		st, err := tx.PrepareContext(ctx, upsertEdgeExecSQL)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
+		st := tx.StmtContext(ctx, up.st)
 		for i, e := range edges {
 			if _, err := st.ExecContext(ctx, ws, e.ID.String(), e.SourceID.String(), e.TargetID.String(), e.Relation,
 				e.Confidence, e.Source, metas[i], originArg(e.OriginID), e.Provider, e.Model, e.PromptVersion,
@@ -475,6 +486,26 @@ func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.
 		return 0, fmt.Errorf("sqlite: replace derived edges: %w", mapErr(err))
 	}
 	return int(n), nil
+}
+
+// cachedStmt is a statement from the statement cache, or one prepared for a
+// single use when the cache is full.
+type cachedStmt struct {
+	st     *sql.Stmt
+	cached bool
+}
+
+func (c cachedStmt) release() {
+	if !c.cached {
+		c.st.Close()
+	}
+}
+
+// writerStmt returns q prepared on the writer connection. It must not be
+// called inside a write transaction (which holds that connection).
+func (s *Store) writerStmt(ctx context.Context, q string) (cachedStmt, error) {
+	st, cached, err := s.stmts.get(ctx, s.w, q)
+	return cachedStmt{st, cached}, err
 }
 
 // ChunkVectors implements postgram.GraphStorage.
