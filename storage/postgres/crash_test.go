@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -111,11 +113,23 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The child's connections carry their own application name, so that
+	// the checks can wait for its server processes to end: a statement it
+	// sent just before being killed may still commit after the kill.
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := "postgram_crash_child_" + strconv.Itoa(os.Getpid())
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	childDSN := u.String()
 	acked := map[uuid.UUID]int64{}
 	r := rand.New(rand.NewPCG(5, 6))
 	for round := range 3 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+dsn)
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+childDSN)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -157,6 +171,8 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 		if !killed || !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 			t.Fatalf("round %d: the child was not killed mid-burst: %v (killed=%v, %d acks)", round, err, killed, n)
 		}
+
+		waitGone(t, st, app)
 
 		// Every acknowledged write is there, at its version or later.
 		ids := make([]uuid.UUID, 0, len(acked))
@@ -214,5 +230,25 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 			t.Errorf("round %d: %d entities but %d found by keyword", round, entities, len(found))
 		}
 		t.Logf("round %d: killed after %d acknowledged writes; %d entities, all acknowledged ones present", round, n, entities)
+	}
+}
+
+// waitGone waits until no server process serves a connection named app.
+func waitGone(t *testing.T, st *postgres.Store, app string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := st.Pool().QueryRow(context.Background(),
+			"SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed child's %d server processes are still running after 30 s", n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
