@@ -184,7 +184,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	if qvec != nil {
 		vres, verr = c.store.VectorSearch(ctx, c.ws, VectorQuery{
 			Filter: p.filter, ModelID: c.modelID, Vector: qvec, Limit: vectorCandidateNo,
-			Strategy: p.strategy, Terms: p.terms.Terms,
+			Strategy: p.strategy,
 		})
 	}
 	wg.Wait()
@@ -207,7 +207,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	vec := make([]fusion.VectorItem, len(vres.Hits))
 	for i, h := range vres.Hits {
 		vec[i] = fusion.VectorItem{ChunkID: h.ChunkID, EntityID: h.EntityID, Content: h.Content,
-			Similarity: h.Similarity, Matched: bits.OnesCount32(h.Matched), UpdatedAt: h.UpdatedAt}
+			Similarity: h.Similarity, UpdatedAt: h.UpdatedAt}
 	}
 	kw := make([]fusion.KeywordItem, len(kwHits))
 	for i, h := range kwHits {

@@ -208,8 +208,6 @@ type VectorQuery struct {
 	Vector   []float32
 	Limit    int
 	Strategy Strategy
-	// Terms are the retained keyword terms; hits report which they match.
-	Terms []string
 }
 
 // VectorResult is a vector probe's answer.
@@ -225,7 +223,6 @@ type VectorHit struct {
 	EntityID   uuid.UUID
 	Content    string
 	Similarity float64   // cosine similarity, 1 - cosine distance
-	Matched    uint32    // bit i set when the chunk matches Terms[i]
 	UpdatedAt  time.Time // the entity's updated_at, for recency
 }
 

@@ -45,6 +45,7 @@ type searchOptions struct {
 	narrow         int
 	seed           uint64
 	maxConns       int
+	efSearch       int
 	buildWriters   int
 	buildEnrichers int
 	explainFull    bool
@@ -74,6 +75,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.IntVar(&o.narrow, "narrow", 30, "one-chunk entities tagged narrow for the underfilled HNSW profile (must give fewer chunks than the 50-chunk vector target)")
 	fs.Uint64Var(&o.seed, "seed", defaultSeed, "seed of the vocabulary, texts and queries")
 	fs.IntVar(&o.maxConns, "max-conns", 10, "PostgreSQL pool size")
+	fs.IntVar(&o.efSearch, "ef-search", 0, "hnsw.ef_search of ANN scans (default: the store's, postgres.Config.EfSearch)")
 	fs.IntVar(&o.buildWriters, "build-writers", 8, "concurrent Client.Store goroutines while building the fixture")
 	fs.IntVar(&o.buildEnrichers, "build-enrichers", 1, "concurrent EnrichPending calls while building the fixture")
 	fs.BoolVar(&o.explainFull, "explain-full", false, "also print the full EXPLAIN (ANALYZE, BUFFERS) output")
@@ -155,7 +157,7 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	b.st, err = openStore(ctx, dsn, o.maxConns)
+	b.st, err = postgres.Open(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), EfSearch: o.efSearch})
 	if err != nil {
 		return 0, err
 	}
@@ -705,7 +707,7 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 	}
 	narrowFilter := postgram.EntityFilter{Tags: []string{narrowTag}}
 	vq := func(vec []float32, q string, f postgram.EntityFilter) postgram.VectorQuery {
-		return postgram.VectorQuery{Filter: f, ModelID: b.modelID, Vector: vec, Limit: vectorTarget, Terms: query.Parse(q).Terms}
+		return postgram.VectorQuery{Filter: f, ModelID: b.modelID, Vector: vec, Limit: vectorTarget}
 	}
 	vector := func(label, q string, vec []float32, f postgram.EntityFilter, plan string) explainCase {
 		return explainCase{label, "vector " + plan, func(ctx context.Context) (string, error) {

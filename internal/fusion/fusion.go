@@ -207,11 +207,12 @@ func rankKey(r int) int {
 }
 
 // VectorItem is one entry of the vector branch's list, nearest first.
+// It carries no term coverage: coverage counts only for candidates in the
+// keyword pool (Eligible), whose KeywordItem says which terms they match.
 type VectorItem struct {
 	ChunkID, EntityID uuid.UUID
 	Content           string
 	Similarity        float64
-	Matched           int
 	UpdatedAt         time.Time
 }
 
@@ -247,14 +248,12 @@ func Merge(vec []VectorItem, kw []KeywordItem) []Candidate {
 		sim := v.Similarity
 		idx[v.ChunkID] = len(out)
 		out = append(out, Candidate{ChunkID: v.ChunkID, EntityID: v.EntityID, Content: v.Content,
-			VectorRank: i + 1, Similarity: &sim, Matched: v.Matched, UpdatedAt: v.UpdatedAt})
+			VectorRank: i + 1, Similarity: &sim, UpdatedAt: v.UpdatedAt})
 	}
 	for i, k := range kw {
 		if j, ok := idx[k.ChunkID]; ok {
 			if out[j].KeywordRank == 0 {
 				out[j].KeywordRank = i + 1
-			}
-			if k.Matched > out[j].Matched {
 				out[j].Matched = k.Matched
 			}
 			continue

@@ -161,8 +161,8 @@ func TestMerge(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(0, 0)
 	vec := []VectorItem{
-		{ChunkID: id(1), EntityID: id(1), Similarity: 0.9, Matched: 0, UpdatedAt: now},
-		{ChunkID: id(2), EntityID: id(2), Similarity: 0.8, Matched: 1, UpdatedAt: now},
+		{ChunkID: id(1), EntityID: id(1), Similarity: 0.9, UpdatedAt: now},
+		{ChunkID: id(2), EntityID: id(2), Similarity: 0.8, UpdatedAt: now},
 	}
 	kw := []KeywordItem{
 		{ChunkID: id(3), EntityID: id(3), Rank: 0.1, Matched: 1, UpdatedAt: now},
@@ -185,7 +185,7 @@ func BenchmarkFuse(b *testing.B) {
 	vec := make([]VectorItem, 200)
 	kw := make([]KeywordItem, 200)
 	for i := range vec {
-		vec[i] = VectorItem{ChunkID: uuid.New(), EntityID: uuid.New(), Similarity: 1 - float64(i)/400, Matched: i % 3}
+		vec[i] = VectorItem{ChunkID: uuid.New(), EntityID: uuid.New(), Similarity: 1 - float64(i)/400}
 		kw[i] = KeywordItem{ChunkID: vec[(i*7)%200].ChunkID, EntityID: vec[(i*7)%200].EntityID, Rank: float64(200 - i), Matched: 1 + i%3}
 		if i%2 == 0 {
 			kw[i].ChunkID, kw[i].EntityID = uuid.New(), uuid.New()
@@ -214,7 +214,7 @@ func TestUnsettledMatchesEagerFusion(t *testing.T) {
 		for range r.IntN(30) {
 			id := uuid.New()
 			vec = append(vec, VectorItem{ChunkID: id, EntityID: entities[r.IntN(len(entities))],
-				Similarity: r.Float64(), Matched: r.IntN(4), UpdatedAt: now.Add(-time.Duration(r.IntN(90*24)) * time.Hour)})
+				Similarity: r.Float64(), UpdatedAt: now.Add(-time.Duration(r.IntN(90*24)) * time.Hour)})
 		}
 		var kw, eager []KeywordItem
 		for range r.IntN(60) {

@@ -130,9 +130,6 @@ const chunkJoin = `chunks c JOIN entities e ON e.workspace_id = c.workspace_id A
 
 // VectorSearch implements postgram.Storage.
 func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQuery) (postgram.VectorResult, error) {
-	if len(q.Terms) > 32 {
-		return postgram.VectorResult{}, fmt.Errorf("postgres: vector search: %d terms exceed the 32-term mask", len(q.Terms))
-	}
 	m, err := s.model(ctx, q.ModelID)
 	if err != nil {
 		return postgram.VectorResult{}, err
@@ -241,13 +238,12 @@ func (s *Store) countCandidates(ctx context.Context, ws string, q postgram.Vecto
 }
 
 // vectorSQL builds the vector query; its columns are id, entity_id,
-// content, similarity, updated_at and the chunk's tsvector (for the term
-// mask, in binary). With ann the ORDER BY matches the model's HNSW
+// content, similarity and updated_at. With ann the ORDER BY matches the model's HNSW
 // expression index (iterative scan, relaxed order: the caller re-sorts);
 // the scan reads few rows, so they carry everything. Without it the order
 // is an expression no index provides, so PostgreSQL ranks every filtered
 // chunk exactly: that inner query carries only ids and distances, and
-// content and tsvector are read for the chosen rows only.
+// content is read for the chosen rows only.
 func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool) (string, sqlArgs) {
 	args := sqlArgs{ws}
 	vec := args.add(pgvector.NewVector(q.Vector))
@@ -256,7 +252,7 @@ func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool)
 		// The distance is selected as the ordering expression itself, so
 		// each row's vector is read (detoasted) once, not once for the
 		// index order and again for the output.
-		return fmt.Sprintf(`SELECT c.id, c.entity_id, c.content, 1 - (c.embedding::vector(%d) <=> %s::vector(%d)) AS sim, e.updated_at, c.tsv
+		return fmt.Sprintf(`SELECT c.id, c.entity_id, c.content, 1 - (c.embedding::vector(%d) <=> %s::vector(%d)) AS sim, e.updated_at
 		FROM %s
 		WHERE c.workspace_id = $1 AND c.model_id = %d AND c.embedding IS NOT NULL AND %s
 		ORDER BY c.embedding::vector(%d) <=> %s::vector(%d) LIMIT %d`,
@@ -273,7 +269,7 @@ func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool)
 			WHERE c.workspace_id = $1 AND c.model_id = %d AND c.embedding IS NOT NULL AND %s
 			OFFSET 0
 		) x ORDER BY dist, id LIMIT %d`, vec, chunkJoin, q.ModelID, where, q.Limit)
-	return fmt.Sprintf(`SELECT r.id, r.entity_id, ch.content, 1 - r.dist, r.updated_at, ch.tsv FROM (%s) r
+	return fmt.Sprintf(`SELECT r.id, r.entity_id, ch.content, 1 - r.dist, r.updated_at FROM (%s) r
 	JOIN chunks ch ON ch.workspace_id = $1 AND ch.id = r.id
 	ORDER BY r.dist, r.id`, inner), args
 }
@@ -288,28 +284,15 @@ const annSessionSettings = "SET enable_seqscan = off; SET enable_bitmapscan = of
 
 func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQuery, dims int, ann bool) ([]postgram.VectorHit, error) {
 	sql, args := s.vectorSQL(ws, q, dims, ann)
-	termLex, err := s.termLexemes(ctx, q.Terms)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: vector search: %w", err)
-	}
-	tq := tsrank.Compile(termLex)
-	// Every column in binary, the tsvector included (pgx knows no tsvector
-	// type, so it would otherwise ask for text).
-	qargs := append([]any{pgx.QueryResultFormats{1, 1, 1, 1, 1, 1}}, args...)
+	qargs := []any(args)
 	hits := make([]postgram.VectorHit, 0, q.Limit)
+	var err error
 	scan := func(rows pgx.Rows) error {
 		defer rows.Close()
-		var doc tsrank.Doc
 		for rows.Next() {
 			var h postgram.VectorHit
-			if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &h.UpdatedAt, nil); err != nil {
+			if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &h.UpdatedAt); err != nil {
 				return err
-			}
-			if len(q.Terms) > 0 {
-				if err := scanTSVectorBinary(rows.RawValues()[5], tq, &doc); err != nil {
-					return fmt.Errorf("chunk %s: %w", h.ChunkID, err)
-				}
-				h.Matched = tq.Mask(&doc)
 			}
 			h.UpdatedAt = h.UpdatedAt.UTC()
 			hits = append(hits, h)

@@ -262,7 +262,7 @@ func benchVectorSearch(b *testing.B, n int, f postgram.EntityFilter) {
 	for b.Loop() {
 		t := time.Now()
 		res, err := st.VectorSearch(ctx, "default", postgram.VectorQuery{Filter: f, ModelID: 1, Vector: qs[i%len(qs)], Limit: 50,
-			Strategy: postgram.StrategyAuto, Terms: []string{"w1", "w2"}})
+			Strategy: postgram.StrategyAuto})
 		lat = append(lat, time.Since(t))
 		if err != nil || len(res.Hits) != 50 {
 			b.Fatalf("%v, %d hits", err, len(res.Hits))

@@ -21,9 +21,6 @@ import (
 // VectorSearch implements postgram.Storage. Every strategy ranks exactly
 // (see the package documentation), so the plan is always "exact".
 func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQuery) (postgram.VectorResult, error) {
-	if len(q.Terms) > 32 {
-		return postgram.VectorResult{}, fmt.Errorf("sqlite: vector search: %d terms exceed the 32-term mask", len(q.Terms))
-	}
 	m, err := s.model(ctx, q.ModelID)
 	if err != nil {
 		return postgram.VectorResult{}, err
@@ -48,12 +45,10 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 	for i, t := range top {
 		rids[i] = t.rid
 	}
-	rows, err := s.chunkRows(ctx, ws, rids, q.Filter)
+	rows, err := s.chunkRows(ctx, ws, rids, q.Filter, false)
 	if err != nil {
 		return res, fmt.Errorf("sqlite: vector search: %w", err)
 	}
-	terms := compileTerms(q.Terms)
-	var d docTerms
 	type distHit struct {
 		dist float64 // cosine distance, as pgvector's <=> computes it
 		hit  postgram.VectorHit
@@ -67,12 +62,6 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 		h := postgram.VectorHit{ChunkID: t.chunk, EntityID: r.entity, Content: r.content, UpdatedAt: r.updated}
 		dist := 1 - t.sim
 		h.Similarity = 1 - dist
-		if len(q.Terms) > 0 {
-			if err := terms.scan(r.tsv, &d); err != nil {
-				return res, fmt.Errorf("sqlite: vector search: chunk %s: %w", t.chunk, err)
-			}
-			h.Matched = terms.mask(&d)
-		}
 		hits = append(hits, distHit{dist, h})
 	}
 	// PostgreSQL's outer ORDER BY r.dist, r.id (NaN distances last).
@@ -107,10 +96,11 @@ type chunkRow struct {
 	updated time.Time
 }
 
-// chunkRows reads chunks by rid, with their entity's update time, among
-// the entities f admits (re-checked in SQL, so a row changed since the index
-// was read is dropped rather than returned against the filter).
-func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgram.EntityFilter) (map[int64]chunkRow, error) {
+// chunkRows reads chunks by rid, with their entity's update time (and,
+// withTSV, their encoded tsvector), among the entities f admits (re-checked
+// in SQL, so a row changed since the index was read is dropped rather than
+// returned against the filter).
+func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgram.EntityFilter, withTSV bool) (map[int64]chunkRow, error) {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, r := range rids {
@@ -122,7 +112,11 @@ func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgr
 	b.WriteByte(']')
 	args := []any{b.String(), ws}
 	where := filterSQL(f, &args)
-	rows, err := s.query(ctx, `SELECT c.rid, c.id, c.entity_id, c.content, c.tsv, e.updated_at
+	tsv := "NULL"
+	if withTSV {
+		tsv = "c.tsv"
+	}
+	rows, err := s.query(ctx, `SELECT c.rid, c.id, c.entity_id, c.content, `+tsv+`, e.updated_at
 		FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunks c ON c.rid = j.value CROSS JOIN entities e ON e.rid = c.entity_rid
 		WHERE c.workspace_id = ? AND `+where, args...)
 	if err != nil {
@@ -360,7 +354,7 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 	if len(pool) == 0 {
 		return res, nil
 	}
-	rows, err := s.chunkRows(ctx, ws, pool, q.Filter)
+	rows, err := s.chunkRows(ctx, ws, pool, q.Filter, true)
 	if err != nil {
 		return res, fmt.Errorf("sqlite: keyword fill: %w", err)
 	}
