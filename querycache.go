@@ -91,9 +91,12 @@ const (
 // embedQuery returns the embedding of a search query: from the in-process
 // LRU, else the persisted cache, else the provider. A provider's answer is
 // put in the LRU at once; persist, non-nil then, writes it to the store's
-// cache and may run beside the search. Cache failures never fail a search;
-// they are logged.
-func (c *Client) embedQuery(ctx context.Context, text string) (vec []float32, src QueryEmbeddingSource, persist func(context.Context), err error) {
+// cache and may run beside the search. beforeProvider, when not nil, is
+// called once the caches have missed, just before the provider is asked:
+// work that does not need the vector can start there without competing
+// with the cache read. Cache failures never fail a search; they are
+// logged.
+func (c *Client) embedQuery(ctx context.Context, text string, beforeProvider func()) (vec []float32, src QueryEmbeddingSource, persist func(context.Context), err error) {
 	key := c.qcache.digest(c.modelID, text)
 	if v, ok := c.qcache.get(key); ok {
 		return v, FromMemoryCache, nil, nil
@@ -107,6 +110,9 @@ func (c *Client) embedQuery(ctx context.Context, text string) (vec []float32, sr
 			c.qcache.put(key, v)
 			return v, FromStoreCache, nil, nil
 		}
+	}
+	if beforeProvider != nil {
+		beforeProvider()
 	}
 	vecs, err := c.embedder.EmbedBatch(ctx, []string{text})
 	c.noteEmbed(err)

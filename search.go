@@ -140,23 +140,34 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	// With a SimilarityScorer the keyword pool is built without
 	// similarities (the few that matter are fetched after fusion has
 	// ordered the candidates, fusion.Unsettled), so it needs no query
-	// vector and runs while the query is embedded.
+	// vector and runs while the query is embedded: it starts when the
+	// query-embedding caches have answered or missed (so it does not slow
+	// the persisted cache's read), and beside the vector search otherwise.
 	scorer, lazy := c.store.(SimilarityScorer)
 	keyword := func(vec []float32) {
 		defer wg.Done()
 		kwHits, kwProbe, kerr = c.keywordPool(ctx, p.filter, p.terms.Terms, vec)
 	}
+	startKeyword := func() {}
 	if lazy && len(p.terms.Terms) > 0 {
-		wg.Add(1)
-		go keyword(nil)
+		startKeyword = sync.OnceFunc(func() {
+			wg.Add(1)
+			go keyword(nil)
+		})
+	}
+	if c.embedder == nil {
+		startKeyword()
 	}
 
-	// Vector branch: embed the whole query (through the caches).
+	// Vector branch: embed the whole query (through the caches). A new
+	// query embedding is written to the store's cache beside the vector
+	// search.
 	switch {
 	case c.embedder == nil:
 		resp.Degraded = append(resp.Degraded, Degradation{"vector", "no embedding provider is configured"})
 	default:
-		v, src, persist, err := c.embedQuery(ctx, req.Query)
+		v, src, persist, err := c.embedQuery(ctx, req.Query, startKeyword)
+		startKeyword()
 		resp.Stats.QueryEmbedding = src
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -237,16 +248,18 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 }
 
 // settleSimilarities fetches the similarities fusion needs to fix the
-// first limit results (see fusion.Unsettled). Each round usually settles
-// the top; after a few rounds every pending similarity is fetched at once,
-// which bounds the round trips.
+// first limit results (see fusion.Unsettled). Each round fetches what
+// would settle the first limit·2^round results, so a query whose top
+// keyword candidates mostly prove ineligible (long queries, whose coverage
+// rule few chunks pass) settles in two or three round trips; after a few
+// rounds every pending similarity is fetched at once, which bounds them.
 func (c *Client) settleSimilarities(ctx context.Context, scorer SimilarityScorer, cands []fusion.Candidate, params fusion.Params, limit int, qvec []float32) error {
 	const maxRounds = 3
 	for round := 0; ; round++ {
-		need := fusion.Unsettled(cands, params, limit)
-		if len(need) == 0 {
+		if len(fusion.Unsettled(cands, params, limit)) == 0 {
 			return nil
 		}
+		need := fusion.Unsettled(cands, params, limit<<round)
 		if round == maxRounds {
 			need = need[:0]
 			for i := range cands {
