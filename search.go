@@ -1,6 +1,7 @@
 package postgram
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -135,6 +136,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		verr, kerr        error
 		kwHits            []KeywordHit
 		kwProbe           string
+		asked             []uuid.UUID // keyword chunks whose similarity came with the vector search
 		vectorCandidateNo = min(KeywordPoolSize, max(c.cfg.Search.VectorCandidates, 5*p.limit))
 	)
 	// With a SimilarityScorer the keyword pool is built without
@@ -144,8 +146,10 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	// query-embedding caches have answered or missed (so it does not slow
 	// the persisted cache's read), and beside the vector search otherwise.
 	scorer, lazy := c.store.(SimilarityScorer)
+	kwDone := make(chan struct{})
 	keyword := func(vec []float32) {
 		defer wg.Done()
+		defer close(kwDone)
 		kwHits, kwProbe, kerr = c.keywordPool(ctx, p.filter, p.terms.Terms, vec)
 	}
 	startKeyword := func() {}
@@ -193,10 +197,21 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		go keyword(qvec)
 	}
 	if qvec != nil {
-		vres, verr = c.store.VectorSearch(ctx, c.ws, VectorQuery{
-			Filter: p.filter, ModelID: c.modelID, Vector: qvec, Limit: vectorCandidateNo,
-			Strategy: p.strategy,
-		})
+		vq := VectorQuery{Filter: p.filter, ModelID: c.modelID, Vector: qvec, Limit: vectorCandidateNo, Strategy: p.strategy}
+		if lazy {
+			// When the keyword pool is ready (it was built while the
+			// provider embedded the query), the similarities the first
+			// settling round would fetch come with the vector search.
+			select {
+			case <-kwDone:
+				if kerr == nil {
+					asked = topKeywordChunks(kwHits, p.limit)
+					vq.Also = asked
+				}
+			default:
+			}
+		}
+		vres, verr = c.store.VectorSearch(ctx, c.ws, vq)
 	}
 	wg.Wait()
 	lazy = lazy && qvec != nil
@@ -225,6 +240,19 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		kw[i] = fusion.KeywordItem{ChunkID: h.ChunkID, EntityID: h.EntityID, Content: h.Content, Rank: h.Rank,
 			Matched: bits.OnesCount32(h.Matched), Similarity: h.Similarity, SimilarityPending: lazy, UpdatedAt: h.UpdatedAt}
 	}
+	if lazy && len(asked) > 0 {
+		known := make(map[uuid.UUID]int, len(asked))
+		for i := range kw {
+			known[kw[i].ChunkID] = i
+		}
+		for _, id := range asked {
+			i := known[id]
+			kw[i].SimilarityPending = false // an absent similarity: no embedding
+			if sim, ok := vres.Similarities[id]; ok {
+				kw[i].Similarity = &sim
+			}
+		}
+	}
 	params := fusion.Params{
 		Threshold: p.threshold, Terms: len(p.terms.Terms), RecencyWeight: req.RecencyWeight, Now: c.now(),
 	}
@@ -241,7 +269,13 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	if len(fused) == 0 {
 		return resp, nil
 	}
-	if err := c.hydrate(ctx, resp, fused, p); err != nil {
+	var shown func(context.Context, []uuid.UUID) (map[uuid.UUID]float64, error)
+	if lazy {
+		shown = func(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
+			return scorer.ChunkSimilarities(ctx, c.ws, c.modelID, qvec, ids)
+		}
+	}
+	if err := c.hydrate(ctx, resp, fused, p, shown); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -516,6 +550,23 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 	return score(pool, "per_term")
 }
 
+// topKeywordChunks returns the n best-ranked chunks of a keyword pool: the
+// ones whose similarity fusion most likely needs first.
+func topKeywordChunks(hits []KeywordHit, n int) []uuid.UUID {
+	order := make([]int, len(hits))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Compare(hits[b].Rank, hits[a].Rank)
+	})
+	out := make([]uuid.UUID, 0, min(n, len(hits)))
+	for _, i := range order[:min(n, len(hits))] {
+		out = append(out, hits[i].ChunkID)
+	}
+	return out
+}
+
 // termInfo is a keyword term's place in the per-term order.
 type termInfo struct {
 	i        int
@@ -557,22 +608,36 @@ func isCompound(term string) bool {
 
 // hydrate loads the fused results' entities, edge summaries and (when
 // asked) neighbours into resp.
-func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusion.Result, p searchPlan) error {
+func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusion.Result, p searchPlan,
+	shown func(context.Context, []uuid.UUID) (map[uuid.UUID]float64, error)) error {
 	ids := make([]uuid.UUID, len(fused))
+	var pending []uuid.UUID // results eligible by coverage whose similarity is only shown
 	for i, r := range fused {
 		ids[i] = r.EntityID
+		if r.SimilarityPending {
+			pending = append(pending, r.ChunkID)
+		}
 	}
-	// The entities and their edge summaries are independent reads.
+	// The entities, their edge summaries and the similarities still to
+	// show are independent reads.
 	var (
-		edges   map[uuid.UUID]EdgeSummary
-		edgeErr error
-		wg      sync.WaitGroup
+		edges           map[uuid.UUID]EdgeSummary
+		sims            map[uuid.UUID]float64
+		edgeErr, simErr error
+		wg              sync.WaitGroup
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		edges, edgeErr = c.store.EdgeSummaries(ctx, c.ws, ids, p.filter)
 	}()
+	if len(pending) > 0 && shown != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sims, simErr = shown(ctx, pending)
+		}()
+	}
 	ents, err := c.store.GetEntities(ctx, c.ws, ids)
 	wg.Wait()
 	if err != nil {
@@ -580,6 +645,17 @@ func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusi
 	}
 	if edgeErr != nil {
 		return fmt.Errorf("search: edge summaries: %w", edgeErr)
+	}
+	if simErr != nil {
+		return fmt.Errorf("search: keyword similarities: %w", simErr)
+	}
+	for i := range fused {
+		if fused[i].SimilarityPending {
+			if sim, ok := sims[fused[i].ChunkID]; ok {
+				fused[i].Similarity = &sim
+			}
+			fused[i].SimilarityPending = false
+		}
 	}
 	byID := make(map[uuid.UUID]*Entity, len(ents))
 	for _, e := range ents {

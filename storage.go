@@ -208,6 +208,9 @@ type VectorQuery struct {
 	Vector   []float32
 	Limit    int
 	Strategy Strategy
+	// Also lists chunks whose similarity to Vector the caller needs anyway
+	// (keyword candidates), answered in Similarities in the same call.
+	Also []uuid.UUID
 }
 
 // VectorResult is a vector probe's answer.
@@ -215,6 +218,9 @@ type VectorResult struct {
 	Hits []VectorHit
 	// Plan says how it was answered: "exact", "hnsw" or "hnsw+exact".
 	Plan string
+	// Similarities holds the cosine similarity of each chunk of
+	// VectorQuery.Also that has an embedding of the model.
+	Similarities map[uuid.UUID]float64
 }
 
 // VectorHit is a chunk found by the vector branch.

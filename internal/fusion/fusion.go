@@ -134,14 +134,18 @@ func Fuse(cands []Candidate, p Params) []Result {
 }
 
 // Unsettled returns the indexes of the pending candidates (similarity not
-// fetched yet) that decide, or are shown among, the first limit results of
-// Fuse. Ranks and recency alone fix the order in which Fuse considers
+// fetched yet) whose eligibility decides the first limit results of Fuse.
+// Ranks and recency alone fix the order in which Fuse considers
 // candidates; only eligibility needs similarity. Walking that order, a
-// pending candidate is assumed eligible until its similarity is known. The
-// caller fetches the returned candidates' similarities, clears their
-// SimilarityPending, and calls again until nothing is returned: Fuse then
-// yields the same first limit results as if every similarity had been
-// known, while only the few candidates near the top were looked up.
+// pending candidate is assumed eligible until its similarity is known; one
+// that passes by keyword coverage is eligible whatever its similarity and
+// is not returned. The caller fetches the returned candidates'
+// similarities, clears their SimilarityPending, and calls again until
+// nothing is returned: Fuse then yields the same first limit results, in
+// the same order, as if every similarity had been known, while only the
+// few candidates near the top were looked up. Results still pending then
+// (Result.SimilarityPending) passed by coverage; their similarity is only
+// shown, and the caller fetches it with the rest of the results.
 func Unsettled(cands []Candidate, p Params, limit int) []int {
 	pending := false
 	for i := range cands {
@@ -172,7 +176,9 @@ func Unsettled(cands []Candidate, p Params, limit int) []int {
 			continue
 		}
 		switch {
-		case c.SimilarityPending:
+		case c.SimilarityPending && !Eligible(*c, p):
+			// Eligible sees no similarity while it is pending: only
+			// coverage can pass it, and then similarity does not matter.
 			need = append(need, i)
 			taken[c.EntityID] = true
 		case Eligible(*c, p):

@@ -259,13 +259,20 @@ func TestUnsettledMatchesEagerFusion(t *testing.T) {
 		if len(got) > limit {
 			got = got[:limit]
 		}
+		// Results still pending passed by coverage: their similarity is
+		// fetched with the results, for display.
+		for i := range got {
+			if got[i].SimilarityPending {
+				if !Eligible(got[i].Candidate, p) {
+					t.Fatalf("seed %d: result %s is pending and not eligible by coverage", seed, got[i].ChunkID)
+				}
+				got[i].Similarity = sims[got[i].ChunkID]
+				got[i].SimilarityPending = false
+				fetched++
+			}
+		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("seed %d limit %d: lazy fusion differs (-eager +lazy):\n%s", seed, limit, diff)
-		}
-		for _, g := range got {
-			if g.SimilarityPending {
-				t.Fatalf("seed %d: result %s still pending", seed, g.ChunkID)
-			}
 		}
 		if fetched > len(kw) {
 			t.Fatalf("seed %d: fetched %d similarities for %d keyword items", seed, fetched, len(kw))

@@ -154,8 +154,8 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 		}
 	}
 	if strategy == postgram.StrategyExact {
-		hits, err := s.vectorQuery(ctx, ws, q, m.Dimensions, false)
-		return postgram.VectorResult{Hits: hits, Plan: "exact"}, err
+		hits, sims, err := s.vectorQuery(ctx, ws, q, m.Dimensions, false)
+		return postgram.VectorResult{Hits: hits, Plan: "exact", Similarities: sims}, err
 	}
 	if !broadFilter(q.Filter) {
 		// A filter may admit fewer chunks than the ANN scan is asked for;
@@ -167,22 +167,23 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 			return postgram.VectorResult{}, err
 		}
 		if n < q.Limit {
-			hits, err := s.vectorQuery(ctx, ws, q, m.Dimensions, false)
-			return postgram.VectorResult{Hits: hits, Plan: "hnsw+exact"}, err
+			hits, sims, err := s.vectorQuery(ctx, ws, q, m.Dimensions, false)
+			return postgram.VectorResult{Hits: hits, Plan: "hnsw+exact", Similarities: sims}, err
 		}
 	}
-	hits, err := s.vectorQuery(ctx, ws, q, m.Dimensions, true)
+	hits, sims, err := s.vectorQuery(ctx, ws, q, m.Dimensions, true)
 	if err != nil {
 		return postgram.VectorResult{}, err
 	}
 	if len(hits) >= q.Limit {
-		return postgram.VectorResult{Hits: hits, Plan: "hnsw"}, nil
+		return postgram.VectorResult{Hits: hits, Plan: "hnsw", Similarities: sims}, nil
 	}
 	// The ANN scan could not fill its target (a narrow filter, or
 	// max_scan_tuples reached): rank exactly rather than return fewer
-	// results than exist.
-	hits, err = s.vectorQuery(ctx, ws, q, m.Dimensions, false)
-	return postgram.VectorResult{Hits: hits, Plan: "hnsw+exact"}, err
+	// results than exist. The similarities asked for came with the scan.
+	q.Also = nil
+	hits, _, err = s.vectorQuery(ctx, ws, q, m.Dimensions, false)
+	return postgram.VectorResult{Hits: hits, Plan: "hnsw+exact", Similarities: sims}, err
 }
 
 // candidateCount counts (up to cap) the chunks a vector query may rank.
@@ -282,50 +283,66 @@ const annSettings = "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan
 // annSessionSettings are annSettings for a whole connection of the ANN pool.
 const annSessionSettings = "SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off; SET jit = off"
 
-func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQuery, dims int, ann bool) ([]postgram.VectorHit, error) {
+// vectorQuery runs the vector query and, in the same round trip, the
+// similarity of the chunks of q.Also (nil when there are none).
+func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQuery, dims int, ann bool) ([]postgram.VectorHit, map[uuid.UUID]float64, error) {
 	sql, args := s.vectorSQL(ws, q, dims, ann)
-	qargs := []any(args)
 	hits := make([]postgram.VectorHit, 0, q.Limit)
-	var err error
-	scan := func(rows pgx.Rows) error {
-		defer rows.Close()
+	var sims map[uuid.UUID]float64
+	run := func(conn interface {
+		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	}) error {
+		batch := &pgx.Batch{}
+		batch.Queue(sql, args...)
+		if len(q.Also) > 0 {
+			batch.Queue(chunkSimilaritiesSQL, ws, q.Also, pgvector.NewVector(q.Vector), q.ModelID)
+		}
+		br := conn.SendBatch(ctx, batch)
+		defer br.Close()
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
 		for rows.Next() {
 			var h postgram.VectorHit
 			if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &h.UpdatedAt); err != nil {
+				rows.Close()
 				return err
 			}
 			h.UpdatedAt = h.UpdatedAt.UTC()
 			hits = append(hits, h)
 		}
-		return rows.Err()
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(q.Also) > 0 {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			if sims, err = scanSimilarities(rows, len(q.Also)); err != nil {
+				return err
+			}
+		}
+		return br.Close()
 	}
+	var err error
 	switch {
 	case ann && s.annPool != nil:
-		var rows pgx.Rows
-		rows, err = s.annPool.Query(ctx, sql, qargs...)
-		if err == nil {
-			err = scan(rows)
-		}
+		err = run(s.annPool)
 	case ann:
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, annSettings); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, sql, qargs...)
-			if err != nil {
-				return err
-			}
-			return scan(rows)
+			return run(tx)
 		})
 	default:
-		var rows pgx.Rows
-		rows, err = s.pool.Query(ctx, sql, qargs...)
-		if err == nil {
-			err = scan(rows)
-		}
+		err = run(s.pool)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("postgres: vector search: %w", mapErr(err))
+		return nil, nil, fmt.Errorf("postgres: vector search: %w", mapErr(err))
 	}
 	if ann {
 		// The relaxed iterative scan returns rows nearly in order.
@@ -339,7 +356,7 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQue
 			return bytes.Compare(a.ChunkID[:], b.ChunkID[:])
 		})
 	}
-	return hits, nil
+	return hits, sims, nil
 }
 
 // ExplainVector returns EXPLAIN (ANALYZE, BUFFERS) output for the vector
@@ -620,31 +637,39 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 	return sql, args, nil
 }
 
+// chunkSimilaritiesSQL selects the similarity to $3 of the chunks $2 that
+// have an embedding of model $4.
+const chunkSimilaritiesSQL = `SELECT c.id, 1 - (c.embedding <=> $3::vector) FROM chunks c
+	WHERE c.workspace_id = $1 AND c.id = ANY($2) AND c.model_id = $4 AND c.embedding IS NOT NULL`
+
 // ChunkSimilarities implements postgram.SimilarityScorer.
 func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
-	out := make(map[uuid.UUID]float64, len(ids))
 	if len(ids) == 0 {
-		return out, nil
+		return make(map[uuid.UUID]float64), nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT c.id, 1 - (c.embedding <=> $3::vector) FROM chunks c
-		WHERE c.workspace_id = $1 AND c.id = ANY($2) AND c.model_id = $4 AND c.embedding IS NOT NULL`,
-		ws, ids, pgvector.NewVector(vec), modelID)
+	rows, err := s.pool.Query(ctx, chunkSimilaritiesSQL, ws, ids, pgvector.NewVector(vec), modelID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: chunk similarities: %w", mapErr(err))
 	}
+	out, err := scanSimilarities(rows, len(ids))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: chunk similarities: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+func scanSimilarities(rows pgx.Rows, n int) (map[uuid.UUID]float64, error) {
 	defer rows.Close()
+	out := make(map[uuid.UUID]float64, n)
 	for rows.Next() {
 		var id uuid.UUID
 		var sim float64
 		if err := rows.Scan(&id, &sim); err != nil {
-			return nil, fmt.Errorf("postgres: chunk similarities: %w", err)
+			return nil, err
 		}
 		out[id] = sim
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: chunk similarities: %w", mapErr(err))
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // EdgeSummaries implements postgram.Storage.

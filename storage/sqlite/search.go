@@ -37,6 +37,12 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 	if err != nil {
 		return res, fmt.Errorf("sqlite: vector search: %w", err)
 	}
+	if len(q.Also) > 0 {
+		res.Similarities = s.idx.similaritiesOf(ws, q.ModelID, q.Vector, q.Also)
+		for id, sim := range res.Similarities {
+			res.Similarities[id] = 1 - (1 - sim) // as ChunkSimilarities reports it
+		}
+	}
 	if len(top) == 0 {
 		res.Hits = []postgram.VectorHit{}
 		return res, nil

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -145,6 +146,76 @@ func testKeywordFill(t *testing.T, open Opener) {
 						t.Fatalf("pool %d, steps %d", len(got), len(prev))
 					}
 				})
+			}
+		}
+	}
+}
+
+// testVectorAlso: the similarities VectorSearch answers for VectorQuery.Also
+// are the ones ChunkSimilarities gives, for every plan; chunks without an
+// embedding and unknown ids are absent.
+func testVectorAlso(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	scorer, ok := e.store.(postgram.SimilarityScorer)
+	if !ok {
+		t.Skip("the store computes similarities with its keyword hits (no SimilarityScorer)")
+	}
+	var chunks []uuid.UUID
+	for i := 0; i < 30; i++ {
+		tags := []string{"bulk"}
+		if i%10 == 0 {
+			tags = []string{"narrow"}
+		}
+		ent := e.store1(postgram.StoreInput{Content: fmt.Sprintf("similarity sample %d on topic %d", i, i%4), Tags: tags})
+		hs, err := e.store.KeywordProbe(e.ctx, postgram.DefaultWorkspace, postgram.KeywordQuery{
+			Terms: []string{fmt.Sprintf("%d", i)}, Mode: postgram.ProbeAll, Limit: 10, Bare: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hs {
+			if h.EntityID == ent.ID {
+				chunks = append(chunks, h.ChunkID)
+			}
+		}
+	}
+	e.enrich()
+	// A chunk stored after enrichment has no embedding yet.
+	late := e.store1(postgram.StoreInput{Content: "similarity latecomer without an embedding"})
+	hs, err := e.store.KeywordProbe(e.ctx, postgram.DefaultWorkspace, postgram.KeywordQuery{
+		Terms: []string{"latecomer"}, Mode: postgram.ProbeAll, Limit: 10, Bare: true})
+	if err != nil || len(hs) != 1 || hs[0].EntityID != late.ID {
+		t.Fatalf("latecomer probe: %v %v", hs, err)
+	}
+	also := append(append([]uuid.UUID{}, chunks...), hs[0].ChunkID, uuid.New())
+	id, _, ok, err := e.store.ActiveModel(e.ctx)
+	if err != nil || !ok {
+		t.Fatalf("active model: %v %v", ok, err)
+	}
+	vec, err := e.emb.EmbedBatch(e.ctx, []string{"similarity on topic 2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := scorer.ChunkSimilarities(e.ctx, postgram.DefaultWorkspace, id, vec[0], also)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != len(chunks) {
+		t.Fatalf("ChunkSimilarities: %d of %d embedded chunks", len(want), len(chunks))
+	}
+	for _, f := range []postgram.EntityFilter{{}, {Tags: []string{"narrow"}}} {
+		for _, s := range []postgram.Strategy{postgram.StrategyExact, postgram.StrategyHNSW, postgram.StrategyAuto} {
+			r, err := e.store.VectorSearch(e.ctx, postgram.DefaultWorkspace, postgram.VectorQuery{
+				Filter: f, ModelID: id, Vector: vec[0], Limit: 10, Strategy: s, Also: also})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Similarities) != len(want) {
+				t.Fatalf("%v %s (%s): %d similarities, want %d", f.Tags, s, r.Plan, len(r.Similarities), len(want))
+			}
+			for id, w := range want {
+				if g, ok := r.Similarities[id]; !ok || math.Abs(g-w) > 1e-9 {
+					t.Fatalf("%v %s (%s): chunk %s similarity %v, ChunkSimilarities %v", f.Tags, s, r.Plan, id, g, w)
+				}
 			}
 		}
 	}

@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"KeywordTerms", testKeywordTerms},
 		{"KeywordPoolProbes", testKeywordPool},
 		{"KeywordFill", testKeywordFill}, // fill.go
+		{"VectorAlso", testVectorAlso},   // fill.go
 		{"HybridSearch", testHybridSearch},
 		{"VectorStrategies", testVectorStrategies},
 		{"SearchDegraded", testSearchDegraded},
