@@ -17,11 +17,7 @@ import (
 func TestTermMaskMatchesPostgreSQL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := Open(ctx, Config{URL: pgtest.Schema(t), MaxConns: 2})
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	defer st.Close()
+	st := openSmall(t)
 	texts := []string{
 		"Ticket ABC-1234 was filed by e-mail to ops@example.com on 2026-11-29.",
 		"abc 1234 e mail",
@@ -70,11 +66,7 @@ func TestTermMaskMatchesPostgreSQL(t *testing.T) {
 func TestASCIILexemesMatchPostgreSQL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := Open(ctx, Config{URL: pgtest.Schema(t), MaxConns: 2})
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	defer st.Close()
+	st := openSmall(t)
 	terms := []string{"ABC-1234", "e-mail", "foo.bar-baz", "a_b", "x@y.com", "1e10", "v1.2.3-rc1", "--x", "C++", "node.js",
 		"3.14", "-0.5", "/usr/bin/env", "http://a.b/c?d=e#f", "<b>tag</b>", "&amp;x", "o'neil", "it's", "1,000", "2026-12-02T01:02",
 		"a.b.c.d", "foo@bar", "$100", "#hash", "x--y", "under_score_", "CamelCase123", "12ab", "ab12", "-", "...", "a-b-c-1",
@@ -95,4 +87,16 @@ func TestASCIILexemesMatchPostgreSQL(t *testing.T) {
 			t.Errorf("term %q: Go lexemes %q, PostgreSQL %q", term, got[i], want)
 		}
 	}
+}
+
+// openSmall opens a store with a small pool on a schema of its own
+// (closed at the end of the test), for tests of the package's internals.
+func openSmall(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(context.Background(), Config{URL: pgtest.Schema(t), MaxConns: 2})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/internal/tsrank"
 )
 
@@ -20,10 +19,7 @@ import (
 func TestRankMatchesPostgreSQL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := Open(ctx, Config{URL: pgtest.Schema(t), MaxConns: 2})
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	st := openSmall(t)
 	defer st.Close()
 	docs := []string{
 		"Ticket ABC-1234 tracks the login bug; abc 1234 again",

@@ -496,32 +496,20 @@ func (ix *index) searchVectors(ws string, model int64, x []float32, f *postgram.
 
 // similarities returns the exact cosine similarity of each chunk (by rid)
 // that has an embedding of model.
-// similaritiesOf is similarities for chunks given by id.
-func (ix *index) similaritiesOf(ws string, model int64, x []float32, ids []uuid.UUID) map[uuid.UUID]float64 {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	out := make(map[uuid.UUID]float64, len(ids))
-	sp := ix.spaces[ws]
-	if sp == nil {
-		return out
-	}
-	vs := sp.sets[model]
-	if vs == nil || len(x) != vs.dims {
-		return out
-	}
-	xss := squaredNorm(x)
-	for _, id := range ids {
-		if sim, ok := vs.similarityOf(x, xss, id); ok {
-			out[id] = sim
-		}
-	}
-	return out
+func (ix *index) similarities(ws string, model int64, x []float32, rids []int64) map[int64]float64 {
+	return similaritiesBy(ix, ws, model, x, rids, (*vecSet).similarity)
 }
 
-func (ix *index) similarities(ws string, model int64, x []float32, rids []int64) map[int64]float64 {
+// similaritiesOf is similarities for chunks given by id.
+func (ix *index) similaritiesOf(ws string, model int64, x []float32, ids []uuid.UUID) map[uuid.UUID]float64 {
+	return similaritiesBy(ix, ws, model, x, ids, (*vecSet).similarityOf)
+}
+
+func similaritiesBy[K comparable](ix *index, ws string, model int64, x []float32, keys []K,
+	sim func(*vecSet, []float32, float64, K) (float64, bool)) map[K]float64 {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	out := make(map[int64]float64, len(rids))
+	out := make(map[K]float64, len(keys))
 	sp := ix.spaces[ws]
 	if sp == nil {
 		return out
@@ -531,9 +519,9 @@ func (ix *index) similarities(ws string, model int64, x []float32, rids []int64)
 		return out
 	}
 	xss := squaredNorm(x)
-	for _, rid := range rids {
-		if sim, ok := vs.similarity(x, xss, rid); ok {
-			out[rid] = sim
+	for _, k := range keys {
+		if s, ok := sim(vs, x, xss, k); ok {
+			out[k] = s
 		}
 	}
 	return out
