@@ -136,7 +136,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		verr, kerr        error
 		kwHits            []KeywordHit
 		kwProbe           string
-		asked             []uuid.UUID // keyword chunks whose similarity came with the vector search
+		asked             map[uuid.UUID]bool // keyword chunks whose similarity came with the vector search
 		vectorCandidateNo = min(KeywordPoolSize, max(c.cfg.Search.VectorCandidates, 5*p.limit))
 	)
 	// With a SimilarityScorer the keyword pool is built without
@@ -205,8 +205,11 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 			select {
 			case <-kwDone:
 				if kerr == nil {
-					asked = topKeywordChunks(kwHits, p.limit)
-					vq.Also = asked
+					vq.Also = topKeywordChunks(kwHits, p.limit)
+					asked = make(map[uuid.UUID]bool, len(vq.Also))
+					for _, id := range vq.Also {
+						asked[id] = true
+					}
 				}
 			default:
 			}
@@ -237,21 +240,15 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	}
 	kw := make([]fusion.KeywordItem, len(kwHits))
 	for i, h := range kwHits {
-		kw[i] = fusion.KeywordItem{ChunkID: h.ChunkID, EntityID: h.EntityID, Content: h.Content, Rank: h.Rank,
-			Matched: bits.OnesCount32(h.Matched), Similarity: h.Similarity, SimilarityPending: lazy, UpdatedAt: h.UpdatedAt}
-	}
-	if lazy && len(asked) > 0 {
-		known := make(map[uuid.UUID]int, len(asked))
-		for i := range kw {
-			known[kw[i].ChunkID] = i
-		}
-		for _, id := range asked {
-			i := known[id]
-			kw[i].SimilarityPending = false // an absent similarity: no embedding
-			if sim, ok := vres.Similarities[id]; ok {
-				kw[i].Similarity = &sim
+		sim, pending := h.Similarity, lazy
+		if lazy && asked[h.ChunkID] {
+			pending = false // answered with the vector search; absent: no embedding
+			if s, ok := vres.Similarities[h.ChunkID]; ok {
+				sim = &s
 			}
 		}
+		kw[i] = fusion.KeywordItem{ChunkID: h.ChunkID, EntityID: h.EntityID, Content: h.Content, Rank: h.Rank,
+			Matched: bits.OnesCount32(h.Matched), Similarity: sim, SimilarityPending: pending, UpdatedAt: h.UpdatedAt}
 	}
 	params := fusion.Params{
 		Threshold: p.threshold, Terms: len(p.terms.Terms), RecencyWeight: req.RecencyWeight, Now: c.now(),
