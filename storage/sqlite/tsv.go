@@ -169,11 +169,30 @@ func (q *terms) match(ws string, op string, which []int) string {
 // docTerms is what one chunk's tsvector holds of the query's lexemes.
 type docTerms = tsrank.Doc
 
-// scan decodes an encoded tsvector against the query's lexemes.
+// scan decodes an encoded tsvector against the query's lexemes. Both are
+// in byte order, so it walks them side by side (no hashing per lexeme of
+// the chunk); a tsvector out of order falls back to lookups.
 func (q *terms) scan(tsv []byte, d *docTerms) error {
 	q.Reset(d)
+	j := 0 // the first query lexeme not below the chunk's lexemes so far
+	var prev []byte
+	merge := true
 	return walkTSV(tsv, func(word []byte, npos int, pos []byte) {
-		if i, ok := q.Lookup(string(word)); ok {
+		if merge && prev != nil && string(word) <= string(prev) {
+			merge = false
+		}
+		prev = word
+		var i int
+		var ok bool
+		if merge {
+			for j < len(q.Lexemes) && q.Lexemes[j] < string(word) {
+				j++
+			}
+			i, ok = j, j < len(q.Lexemes) && q.Lexemes[j] == string(word)
+		} else {
+			i, ok = q.Lookup(string(word))
+		}
+		if ok {
 			d.Present[i] = true
 			d.Pos[i] = decodePositions(npos, pos, d.Pos[i])
 		}
