@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -502,27 +501,39 @@ var _ postgram.TermStatser = (*Store)(nil)
 // term's whole document list: 1.1 ms for one in 47,000 chunks, against
 // 0.11 ms for counting to the cap.)
 func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) ([]float64, bool, error) {
+	// One statement: the workspace's chunk count, then each term's count
+	// (terms without lexemes match nothing and are not counted).
+	q := compileTerms(terms)
+	wsHex := hex.EncodeToString([]byte(ws))
+	var b strings.Builder
+	b.WriteString("SELECT coalesce((SELECT chunks FROM workspace_chunks WHERE workspace_id = ?), 0)")
+	args := []any{ws}
+	counted := make([]int, 0, len(terms))
+	for i := range terms {
+		m := q.termMatch(wsHex, i)
+		if m == "" {
+			continue
+		}
+		b.WriteString(", (SELECT count(*) FROM (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?))")
+		args = append(args, m, termCountCap)
+		counted = append(counted, i)
+	}
 	var total int64
-	err := s.queryRow(ctx, "SELECT chunks FROM workspace_chunks WHERE workspace_id = ?", ws).Scan(&total)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	counts := make([]int64, len(counted))
+	dest := make([]any, 0, 1+len(counted))
+	dest = append(dest, &total)
+	for i := range counts {
+		dest = append(dest, &counts[i])
+	}
+	if err := s.queryRow(ctx, b.String(), args...).Scan(dest...); err != nil {
 		return nil, false, fmt.Errorf("sqlite: term frequencies: %w", mapErr(err))
 	}
 	freqs := make([]float64, len(terms))
 	if total <= 0 {
 		return freqs, false, nil
 	}
-	q := compileTerms(terms)
-	wsHex := hex.EncodeToString([]byte(ws))
-	for i := range terms {
-		m := q.termMatch(wsHex, i)
-		if m == "" {
-			continue
-		}
-		var n int64
-		if err := s.queryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)", m, termCountCap).Scan(&n); err != nil {
-			return nil, false, fmt.Errorf("sqlite: term frequencies: %w", mapErr(err))
-		}
-		freqs[i] = min(1, float64(n)/float64(total))
+	for k, i := range counted {
+		freqs[i] = min(1, float64(counts[k])/float64(total))
 	}
 	return freqs, true, nil
 }
