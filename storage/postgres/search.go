@@ -537,10 +537,9 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 
 var _ postgram.KeywordFiller = (*Store)(nil)
 
-// KeywordFill implements postgram.KeywordFiller in one statement: each step
-// is a materialized CTE capped at the room the steps before it left, so a
-// step after the pool is full is never executed (a LIMIT of 0 does not run
-// its scan), and no OR probe is needed to learn that the union fits.
+// KeywordFill implements postgram.KeywordFiller in one statement (see
+// keywordFillSQL): no OR probe is needed to learn that the union fits, and
+// the steps after the pool is full never run.
 func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFillQuery) (postgram.KeywordFillResult, error) {
 	var res postgram.KeywordFillResult
 	sql, args, err := keywordFillSQL(ws, q)
@@ -590,10 +589,11 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 // steps: step 0 collects the conjunction's chunk ids (capped at the
 // limit), each further step appends the ids of the next term in q.Order
 // that are not collected yet, capped at the room left, and the recursion
-// stops once the pool is full or the terms run out. The plan has the same
-// shape whatever the number of terms (one statement to prepare per filter
-// shape), and steps after a full pool never run. The chosen chunks are then
-// read once, in step order.
+// stops once the pool is full or the terms run out, so steps after a full
+// pool never run. Every term's tsquery is parsed once (tq); the
+// conjunction is their AND (not the parse of the joined text, which can
+// differ: "<a" and "b>" together are an XML tag). The chosen chunks are
+// then read once, in step order.
 func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, error) {
 	if len(q.Terms) == 0 || len(q.Terms) > 32 {
 		return "", nil, fmt.Errorf("postgres: keyword fill: need 1 to 32 terms, got %d", len(q.Terms))
@@ -613,11 +613,15 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 	ord := args.add(order)
 	limit := args.add(q.Limit)
 	where := filterSQL(q.Filter, (*[]any)(&args))
+	and := make([]string, len(q.Terms))
+	for i := range and {
+		and[i] = fmt.Sprintf("tq.q[%d]", i+1)
+	}
 	sql := fmt.Sprintf(`WITH RECURSIVE tq AS MATERIALIZED (
 		SELECT array_agg(plainto_tsquery('simple', t) ORDER BY i) AS q FROM unnest(%[2]s::text[]) WITH ORDINALITY u(t, i)
 	), conj AS MATERIALIZED (
 		SELECT ARRAY(SELECT c.id FROM %[1]s
-			WHERE c.workspace_id = $1 AND c.tsv @@ (SELECT plainto_tsquery('simple', array_to_string(%[2]s::text[], ' ')))
+			WHERE c.workspace_id = $1 AND c.tsv @@ (SELECT %[6]s FROM tq)
 				AND %[5]s
 			LIMIT %[4]s) AS ids
 	), steps(k, ids) AS (
@@ -633,7 +637,7 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 	FROM conj, (SELECT ids FROM steps ORDER BY k DESC LIMIT 1) pool, unnest(pool.ids) WITH ORDINALITY u(id, n)
 	JOIN chunks c ON c.workspace_id = $1 AND c.id = u.id
 	JOIN entities e ON e.workspace_id = $1 AND e.id = c.entity_id
-	ORDER BY u.n`, chunkJoin, terms, ord, limit, where)
+	ORDER BY u.n`, chunkJoin, terms, ord, limit, where, strings.Join(and, " && "))
 	return sql, args, nil
 }
 

@@ -61,6 +61,9 @@ func testKeywordFill(t *testing.T, open Opener) {
 		{"charlie", "delta", "echo", "abc-12"},
 		{"alpha", "nothing"},
 		{"nothing", "never"},
+		// Joined with a space these two read as an XML tag, which the
+		// parser drops: the conjunction is the AND of the terms.
+		{"<alpha", "bravo>"},
 	}
 	for name, f := range filters {
 		for _, terms := range queries {
