@@ -521,18 +521,27 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &updated, nil, &h.Similarity); err != nil {
 			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
 		}
-		if err := scanTSVectorBinary(rows.RawValues()[4], tq, &doc); err != nil {
-			return nil, fmt.Errorf("postgres: keyword probe: chunk %s: %w", h.ChunkID, err)
+		if err := scoreHit(&h, rows.RawValues()[4], updated, tq, &doc); err != nil {
+			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
 		}
-		h.Rank = float64(tq.RankCD(&doc))
-		h.Matched = tq.Mask(&doc)
-		h.UpdatedAt = updated.UTC()
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: keyword probe: %w", mapErr(err))
 	}
 	return hits, nil
+}
+
+// scoreHit ranks h from its chunk's tsvector (binary) against the query
+// and sets its term mask and update time.
+func scoreHit(h *postgram.KeywordHit, tsv []byte, updated time.Time, tq *tsrank.Query, doc *tsrank.Doc) error {
+	if err := scanTSVectorBinary(tsv, tq, doc); err != nil {
+		return fmt.Errorf("chunk %s: %w", h.ChunkID, err)
+	}
+	h.Rank = float64(tq.RankCD(doc))
+	h.Matched = tq.Mask(doc)
+	h.UpdatedAt = updated.UTC()
+	return nil
 }
 
 var _ postgram.KeywordFiller = (*Store)(nil)
@@ -568,12 +577,9 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 		if err := rows.Scan(&step, &h.ChunkID, &h.EntityID, &h.Content, &updated, nil); err != nil {
 			return res, fmt.Errorf("postgres: keyword fill: %w", err)
 		}
-		if err := scanTSVectorBinary(rows.RawValues()[5], tq, &doc); err != nil {
-			return res, fmt.Errorf("postgres: keyword fill: chunk %s: %w", h.ChunkID, err)
+		if err := scoreHit(&h, rows.RawValues()[5], updated, tq, &doc); err != nil {
+			return res, fmt.Errorf("postgres: keyword fill: %w", err)
 		}
-		h.Rank = float64(tq.RankCD(&doc))
-		h.Matched = tq.Mask(&doc)
-		h.UpdatedAt = updated.UTC()
 		if step == 0 {
 			res.Conjunction++
 		}

@@ -350,7 +350,7 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 	if err := step(terms.match(ws, "AND", all)); err != nil {
 		return res, fmt.Errorf("sqlite: keyword fill: %w", err)
 	}
-	res.Conjunction = len(pool)
+	nconj := len(pool)
 	for _, t := range q.Order {
 		if err := step(terms.match(ws, "AND", []int{t})); err != nil {
 			return res, fmt.Errorf("sqlite: keyword fill: %w", err)
@@ -365,7 +365,6 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 	}
 	var d docTerms
 	res.Hits = make([]postgram.KeywordHit, 0, len(pool))
-	conj := 0
 	for i, rid := range pool {
 		r, ok := rows[rid]
 		if !ok {
@@ -374,13 +373,12 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 		if err := terms.scan(r.tsv, &d); err != nil {
 			return res, fmt.Errorf("sqlite: keyword fill: chunk %s: %w", r.id, err)
 		}
-		if i < res.Conjunction {
-			conj++
+		if i < nconj {
+			res.Conjunction++
 		}
 		res.Hits = append(res.Hits, postgram.KeywordHit{ChunkID: r.id, EntityID: r.entity, Content: r.content,
 			Rank: float64(terms.rankCD(&d)), Matched: terms.mask(&d), UpdatedAt: r.updated})
 	}
-	res.Conjunction = conj
 	return res, nil
 }
 
