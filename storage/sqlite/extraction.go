@@ -14,6 +14,24 @@ import (
 	"github.com/postgram-go/postgram"
 )
 
+// claimExtractionSQL leases up to ?3 entities with extraction work (see
+// claimEmbeddingSQL for the IN list): ?1 now, ?2 workspace, ?4 max
+// attempts, ?5 lease (µs), ?6 only entities already embedded.
+const claimExtractionSQL = `
+	UPDATE entities SET extraction_leased_until = ?1 + ?5
+	WHERE rid IN (
+		SELECT rid FROM entities
+		WHERE workspace_id = ?2
+		  AND extraction_status IN ('pending', 'failed')
+		  AND (extraction_status = 'pending' OR (extraction_status = 'failed' AND extraction_attempts < ?4))
+		  AND (extraction_retry_at IS NULL OR extraction_retry_at <= ?1)
+		  AND (extraction_leased_until IS NULL OR extraction_leased_until < ?1)
+		  AND (NOT ?6 OR enrichment_status = 'completed')
+		ORDER BY extraction_queued_at NULLS FIRST, id
+		LIMIT ?3
+	)
+	RETURNING id, chunk_generation, extraction_attempts, extraction_provider, extraction_model`
+
 // ClaimExtraction implements postgram.ExtractionStorage. Like
 // ClaimEmbedding, the claim is one write transaction and write
 // transactions are serialised, so two workers never claim one entity.
@@ -21,19 +39,7 @@ func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.Extra
 	var jobs []postgram.ExtractJob
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		t := micros(now())
-		rows, err := tx.QueryContext(ctx, `
-			UPDATE entities SET extraction_leased_until = ?1 + ?5
-			WHERE rid IN (
-				SELECT rid FROM entities
-				WHERE workspace_id = ?2
-				  AND (extraction_status = 'pending' OR (extraction_status = 'failed' AND extraction_attempts < ?4))
-				  AND (extraction_retry_at IS NULL OR extraction_retry_at <= ?1)
-				  AND (extraction_leased_until IS NULL OR extraction_leased_until < ?1)
-				  AND (NOT ?6 OR enrichment_status = 'completed')
-				ORDER BY extraction_queued_at NULLS FIRST, id
-				LIMIT ?3
-			)
-			RETURNING id, chunk_generation, extraction_attempts, extraction_provider, extraction_model`,
+		rows, err := tx.QueryContext(ctx, claimExtractionSQL,
 			t, ws, q.Max, q.MaxAttempts, q.Lease.Microseconds(), q.AfterEmbedding)
 		if err != nil {
 			return err

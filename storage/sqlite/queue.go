@@ -16,6 +16,25 @@ import (
 // now is the database clock: the store's process time, in stored precision.
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
+// claimEmbeddingSQL leases up to ?3 entities with embedding work: ?1 now,
+// ?2 workspace, ?4 max attempts, ?5 lease (µs). The status IN list repeats
+// the predicate of the partial index entities_enrichment_queue: SQLite uses
+// a partial index only when the WHERE clause states its predicate, and the
+// OR below does not (without it every claim read every entity).
+const claimEmbeddingSQL = `
+	UPDATE entities SET enrichment_leased_until = ?1 + ?5
+	WHERE rid IN (
+		SELECT rid FROM entities
+		WHERE workspace_id = ?2
+		  AND enrichment_status IN ('pending', 'failed')
+		  AND (enrichment_status = 'pending' OR (enrichment_status = 'failed' AND enrichment_attempts < ?4))
+		  AND (enrichment_retry_at IS NULL OR enrichment_retry_at <= ?1)
+		  AND (enrichment_leased_until IS NULL OR enrichment_leased_until < ?1)
+		ORDER BY enrichment_queued_at NULLS FIRST, id
+		LIMIT ?3
+	)
+	RETURNING id, chunk_generation, enrichment_attempts`
+
 // ClaimEmbedding implements postgram.Storage. The claim is one write
 // transaction, and write transactions are serialised (in-process by the
 // single writer connection, across processes by SQLite's write lock), so
@@ -25,18 +44,7 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 	var jobs []postgram.EmbedJob
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		t := micros(now())
-		rows, err := tx.QueryContext(ctx, `
-			UPDATE entities SET enrichment_leased_until = ?1 + ?5
-			WHERE rid IN (
-				SELECT rid FROM entities
-				WHERE workspace_id = ?2
-				  AND (enrichment_status = 'pending' OR (enrichment_status = 'failed' AND enrichment_attempts < ?4))
-				  AND (enrichment_retry_at IS NULL OR enrichment_retry_at <= ?1)
-				  AND (enrichment_leased_until IS NULL OR enrichment_leased_until < ?1)
-				ORDER BY enrichment_queued_at NULLS FIRST, id
-				LIMIT ?3
-			)
-			RETURNING id, chunk_generation, enrichment_attempts`,
+		rows, err := tx.QueryContext(ctx, claimEmbeddingSQL,
 			t, ws, max, maxAttempts, lease.Microseconds())
 		if err != nil {
 			return err
