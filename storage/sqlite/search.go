@@ -298,10 +298,11 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 var _ postgram.KeywordFiller = (*Store)(nil)
 
 // KeywordFill implements postgram.KeywordFiller: each step streams the
-// rowids FTS5 yields for its match (the filter applied by the joins) and
+// chunks FTS5 yields for its match (the filter applied by the joins) and
 // stops as soon as the pool is full, skipping chunks already in it; no OR
-// probe is needed to learn that the union fits. Only the chosen chunks are
-// then read whole and scored.
+// probe is needed to learn that the union fits. A step reads each chunk's
+// row to join it anyway, so it returns the columns the pool needs and a new
+// chunk is scored as it arrives: the pool is not read a second time.
 func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFillQuery) (postgram.KeywordFillResult, error) {
 	var res postgram.KeywordFillResult
 	if len(q.Terms) == 0 || len(q.Terms) > 32 {
@@ -320,64 +321,59 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 	for i := range all {
 		all[i] = i
 	}
-	pool := make([]int64, 0, q.Limit)
+	res.Hits = make([]postgram.KeywordHit, 0, q.Limit)
 	seen := make(map[int64]bool, q.Limit)
+	var d docTerms
 	step := func(match string) error {
-		if match == "" || len(pool) >= q.Limit {
+		if match == "" || len(res.Hits) >= q.Limit {
 			return nil // an empty tsquery matches nothing
 		}
 		args := []any{match, ws}
 		where := filterSQL(q.Filter, &args)
-		rows, err := s.query(ctx, `SELECT c.rid FROM chunk_fts CROSS JOIN chunks c ON c.rid = chunk_fts.rowid
+		rows, err := s.query(ctx, `SELECT c.rid, c.id, c.entity_id, c.content, c.tsv, e.updated_at
+			FROM chunk_fts CROSS JOIN chunks c ON c.rid = chunk_fts.rowid
 			CROSS JOIN entities e ON e.rid = c.entity_rid
 			WHERE chunk_fts MATCH ? AND c.workspace_id = ? AND `+where, args...)
 		if err != nil {
 			return mapErr(err)
 		}
 		defer rows.Close()
-		for len(pool) < q.Limit && rows.Next() {
-			var rid int64
-			if err := rows.Scan(&rid); err != nil {
+		for len(res.Hits) < q.Limit && rows.Next() {
+			var rid, updated int64
+			var cid, eid, content, tsv sql.RawBytes
+			if err := rows.Scan(&rid, &cid, &eid, &content, &tsv, &updated); err != nil {
 				return err
 			}
-			if !seen[rid] {
-				seen[rid] = true
-				pool = append(pool, rid)
+			if seen[rid] {
+				continue
 			}
+			seen[rid] = true
+			h := postgram.KeywordHit{Content: string(content), UpdatedAt: fromMicros(updated)}
+			if h.ChunkID, err = uuid.ParseBytes(cid); err != nil {
+				return fmt.Errorf("chunk %d: id: %w", rid, err)
+			}
+			if h.EntityID, err = uuid.ParseBytes(eid); err != nil {
+				return fmt.Errorf("chunk %s: entity id: %w", h.ChunkID, err)
+			}
+			if err := terms.scan(tsv, &d); err != nil {
+				return fmt.Errorf("chunk %s: %w", h.ChunkID, err)
+			}
+			h.Rank, h.Matched = float64(terms.rankCD(&d)), terms.mask(&d)
+			res.Hits = append(res.Hits, h)
 		}
 		return mapErr(rows.Err())
 	}
 	if err := step(terms.match(ws, "AND", all)); err != nil {
-		return res, fmt.Errorf("sqlite: keyword fill: %w", err)
+		return postgram.KeywordFillResult{}, fmt.Errorf("sqlite: keyword fill: %w", err)
 	}
-	nconj := len(pool)
+	res.Conjunction = len(res.Hits)
 	for _, t := range q.Order {
 		if err := step(terms.match(ws, "AND", []int{t})); err != nil {
-			return res, fmt.Errorf("sqlite: keyword fill: %w", err)
+			return postgram.KeywordFillResult{}, fmt.Errorf("sqlite: keyword fill: %w", err)
 		}
 	}
-	if len(pool) == 0 {
-		return res, nil
-	}
-	rows, err := s.chunkRows(ctx, ws, pool, q.Filter, true)
-	if err != nil {
-		return res, fmt.Errorf("sqlite: keyword fill: %w", err)
-	}
-	var d docTerms
-	res.Hits = make([]postgram.KeywordHit, 0, len(pool))
-	for i, rid := range pool {
-		r, ok := rows[rid]
-		if !ok {
-			continue // changed since the probe
-		}
-		if err := terms.scan(r.tsv, &d); err != nil {
-			return res, fmt.Errorf("sqlite: keyword fill: chunk %s: %w", r.id, err)
-		}
-		if i < nconj {
-			res.Conjunction++
-		}
-		res.Hits = append(res.Hits, postgram.KeywordHit{ChunkID: r.id, EntityID: r.entity, Content: r.content,
-			Rank: float64(terms.rankCD(&d)), Matched: terms.mask(&d), UpdatedAt: r.updated})
+	if len(res.Hits) == 0 {
+		res.Hits = nil
 	}
 	return res, nil
 }
