@@ -50,7 +50,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 	for i, t := range top {
 		rids[i] = t.rid
 	}
-	rows, err := s.chunkRows(ctx, ws, rids, q.Filter, false)
+	rows, err := s.chunkRows(ctx, ws, rids, q.Filter)
 	if err != nil {
 		return res, fmt.Errorf("sqlite: vector search: %w", err)
 	}
@@ -97,15 +97,14 @@ type chunkRow struct {
 	id      uuid.UUID
 	entity  uuid.UUID
 	content string
-	tsv     []byte
 	updated time.Time
 }
 
-// chunkRows reads chunks by rid, with their entity's update time (and,
-// withTSV, their encoded tsvector), among the entities f admits (re-checked
+// chunkRows reads chunks by rid, with their entity's update time, among
+// the entities f admits (re-checked
 // in SQL, so a row changed since the index was read is dropped rather than
 // returned against the filter).
-func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgram.EntityFilter, withTSV bool) (map[int64]chunkRow, error) {
+func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgram.EntityFilter) (map[int64]chunkRow, error) {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, r := range rids {
@@ -117,11 +116,7 @@ func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgr
 	b.WriteByte(']')
 	args := []any{b.String(), ws}
 	where := filterSQL(f, &args)
-	tsv := "NULL"
-	if withTSV {
-		tsv = "c.tsv"
-	}
-	rows, err := s.query(ctx, `SELECT c.rid, c.id, c.entity_id, c.content, `+tsv+`, e.updated_at
+	rows, err := s.query(ctx, `SELECT c.rid, c.id, c.entity_id, c.content, e.updated_at
 		FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunks c ON c.rid = j.value CROSS JOIN entities e ON e.rid = c.entity_rid
 		WHERE c.workspace_id = ? AND `+where, args...)
 	if err != nil {
@@ -133,7 +128,7 @@ func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgr
 		var rid, updated int64
 		var cid, eid string
 		var r chunkRow
-		if err := rows.Scan(&rid, &cid, &eid, &r.content, &r.tsv, &updated); err != nil {
+		if err := rows.Scan(&rid, &cid, &eid, &r.content, &updated); err != nil {
 			return nil, err
 		}
 		if r.id, err = uuid.Parse(cid); err != nil {
