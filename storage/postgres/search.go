@@ -599,11 +599,11 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 // pool never run. Every term's tsquery is parsed once (tq); the
 // conjunction is their AND (not the parse of the joined text, which can
 // differ: "<a" and "b>" together are an XML tag). The chosen chunks are
-// then read once, in step order. The steps collect row addresses (ctid),
-// not ids: within the statement's snapshot a chunk has one visible
-// version, so its address identifies it, compares cheaply, and the final
-// read fetches each row directly (a TID scan) instead of descending the
-// primary key again.
+// then read once, in step order. The steps collect row addresses (ctid) of
+// each chunk and its entity, not ids: within the statement's snapshot a row
+// has one visible version, so its address identifies it, compares cheaply,
+// and the final read fetches both rows directly (TID scans) instead of
+// descending two primary keys again.
 func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, error) {
 	if len(q.Terms) == 0 || len(q.Terms) > 32 {
 		return "", nil, fmt.Errorf("postgres: keyword fill: need 1 to 32 terms, got %d", len(q.Terms))
@@ -630,23 +630,26 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 	sql := fmt.Sprintf(`WITH RECURSIVE tq AS MATERIALIZED (
 		SELECT array_agg(plainto_tsquery('simple', t) ORDER BY i) AS q FROM unnest(%[2]s::text[]) WITH ORDINALITY u(t, i)
 	), conj AS MATERIALIZED (
-		SELECT ARRAY(SELECT c.ctid FROM %[1]s
+		SELECT coalesce(array_agg(x.ct), '{}') AS ids, coalesce(array_agg(x.et), '{}') AS eids FROM (
+			SELECT c.ctid AS ct, e.ctid AS et FROM %[1]s
 			WHERE c.workspace_id = $1 AND c.tsv @@ (SELECT %[6]s FROM tq)
 				AND %[5]s
-			LIMIT %[4]s) AS ids
-	), steps(k, ids) AS (
-		SELECT 0, conj.ids FROM conj
+			LIMIT %[4]s) x
+	), steps(k, ids, eids) AS (
+		SELECT 0, conj.ids, conj.eids FROM conj
 		UNION ALL
-		SELECT st.k + 1, st.ids || ARRAY(SELECT c.ctid FROM %[1]s
+		SELECT st.k + 1, st.ids || coalesce(x.cts, '{}'), st.eids || coalesce(x.ets, '{}')
+		FROM steps st, LATERAL (SELECT array_agg(y.ct) AS cts, array_agg(y.et) AS ets FROM (
+			SELECT c.ctid AS ct, e.ctid AS et FROM %[1]s
 			WHERE c.workspace_id = $1 AND c.tsv @@ (SELECT tq.q[(%[3]s::int[])[st.k + 1]] FROM tq)
 				AND %[5]s AND c.ctid <> ALL(st.ids)
-			LIMIT %[4]s - cardinality(st.ids))
-		FROM steps st WHERE st.k < cardinality(%[3]s::int[]) AND cardinality(st.ids) < %[4]s
+			LIMIT %[4]s - cardinality(st.ids)) y) x
+		WHERE st.k < cardinality(%[3]s::int[]) AND cardinality(st.ids) < %[4]s
 	)
 	SELECT CASE WHEN u.n <= cardinality(conj.ids) THEN 0 ELSE 1 END, c.id, c.entity_id, c.content, e.updated_at, c.tsv
-	FROM conj, (SELECT ids FROM steps ORDER BY k DESC LIMIT 1) pool, unnest(pool.ids) WITH ORDINALITY u(id, n)
+	FROM conj, (SELECT ids, eids FROM steps ORDER BY k DESC LIMIT 1) pool, unnest(pool.ids, pool.eids) WITH ORDINALITY u(id, eid, n)
 	JOIN chunks c ON c.ctid = u.id AND c.workspace_id = $1
-	JOIN entities e ON e.workspace_id = $1 AND e.id = c.entity_id
+	JOIN entities e ON e.ctid = u.eid AND e.workspace_id = $1
 	ORDER BY u.n`, chunkJoin, terms, ord, limit, where, strings.Join(and, " && "))
 	return sql, args, nil
 }
