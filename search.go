@@ -1,7 +1,6 @@
 package postgram
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -287,10 +286,13 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 func (c *Client) settleSimilarities(ctx context.Context, scorer SimilarityScorer, cands []fusion.Candidate, params fusion.Params, limit int, qvec []float32) error {
 	const maxRounds = 3
 	for round := 0; ; round++ {
-		if len(fusion.Unsettled(cands, params, limit)) == 0 {
+		need := fusion.Unsettled(cands, params, limit)
+		if len(need) == 0 {
 			return nil
 		}
-		need := fusion.Unsettled(cands, params, limit<<round)
+		if round > 0 {
+			need = fusion.Unsettled(cands, params, limit<<round)
+		}
 		if round == maxRounds {
 			need = need[:0]
 			for i := range cands {
@@ -547,15 +549,16 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 	return score(pool, "per_term")
 }
 
-// topKeywordChunks returns the n best-ranked chunks of a keyword pool: the
-// ones whose similarity fusion most likely needs first.
+// topKeywordChunks returns the n best-ranked chunks of a keyword pool (in
+// fusion's keyword order): the ones whose similarity fusion most likely
+// needs first.
 func topKeywordChunks(hits []KeywordHit, n int) []uuid.UUID {
 	order := make([]int, len(hits))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int {
-		return cmp.Compare(hits[b].Rank, hits[a].Rank)
+		return fusion.KeywordOrder(hits[a].Rank, hits[a].ChunkID, hits[b].Rank, hits[b].ChunkID)
 	})
 	out := make([]uuid.UUID, 0, min(n, len(hits)))
 	for _, i := range order[:min(n, len(hits))] {

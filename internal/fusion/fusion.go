@@ -234,16 +234,25 @@ type KeywordItem struct {
 	UpdatedAt         time.Time
 }
 
+// KeywordOrder compares two keyword-pool chunks as the keyword ranking
+// orders them: higher lexical rank first, then lower chunk id.
+func KeywordOrder(rankA float64, chunkA uuid.UUID, rankB float64, chunkB uuid.UUID) int {
+	switch {
+	case rankA > rankB:
+		return -1
+	case rankA < rankB:
+		return 1
+	}
+	return bytes.Compare(chunkA[:], chunkB[:])
+}
+
 // Merge ranks both lists and joins them by chunk. The vector list must be
 // ordered nearest first (ties broken by the caller); the keyword pool is
 // ordered here by rank descending, then chunk id.
 func Merge(vec []VectorItem, kw []KeywordItem) []Candidate {
 	kw = append([]KeywordItem(nil), kw...)
 	sort.SliceStable(kw, func(i, j int) bool {
-		if kw[i].Rank != kw[j].Rank {
-			return kw[i].Rank > kw[j].Rank
-		}
-		return bytes.Compare(kw[i].ChunkID[:], kw[j].ChunkID[:]) < 0
+		return KeywordOrder(kw[i].Rank, kw[i].ChunkID, kw[j].Rank, kw[j].ChunkID) < 0
 	})
 	idx := make(map[uuid.UUID]int, len(vec)+len(kw))
 	out := make([]Candidate, 0, len(vec)+len(kw))

@@ -592,9 +592,9 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 }
 
 // keywordFillSQL builds KeywordFill's statement. A recursive CTE takes the
-// steps: step 0 collects the conjunction's chunk ids (capped at the
-// limit), each further step appends the ids of the next term in q.Order
-// that are not collected yet, capped at the room left, and the recursion
+// steps: step 0 collects the conjunction's chunks (capped at the limit),
+// each further step appends the chunks of the next term in q.Order that
+// are not collected yet, capped at the room left, and the recursion
 // stops once the pool is full or the terms run out, so steps after a full
 // pool never run. Every term's tsquery is parsed once (tq); the
 // conjunction is their AND (not the parse of the joined text, which can

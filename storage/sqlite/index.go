@@ -495,7 +495,8 @@ func (ix *index) searchVectors(ws string, model int64, x []float32, f *postgram.
 }
 
 // similarities returns the exact cosine similarity of each chunk (by rid)
-// that has an embedding of model.
+// that has an embedding of model, as pgvector reports it: 1 minus the
+// cosine distance (rounded as that subtraction rounds).
 func (ix *index) similarities(ws string, model int64, x []float32, rids []int64) map[int64]float64 {
 	return similaritiesBy(ix, ws, model, x, rids, (*vecSet).similarity)
 }
@@ -521,7 +522,7 @@ func similaritiesBy[K comparable](ix *index, ws string, model int64, x []float32
 	xss := squaredNorm(x)
 	for _, k := range keys {
 		if s, ok := sim(vs, x, xss, k); ok {
-			out[k] = s
+			out[k] = 1 - (1 - s)
 		}
 	}
 	return out

@@ -38,9 +38,6 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 	}
 	if len(q.Also) > 0 {
 		res.Similarities = s.idx.similaritiesOf(ws, q.ModelID, q.Vector, q.Also)
-		for id, sim := range res.Similarities {
-			res.Similarities[id] = 1 - (1 - sim) // as ChunkSimilarities reports it
-		}
 	}
 	if len(top) == 0 {
 		res.Hits = []postgram.VectorHit{}
@@ -94,16 +91,14 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 }
 
 type chunkRow struct {
-	id      uuid.UUID
 	entity  uuid.UUID
 	content string
 	updated time.Time
 }
 
 // chunkRows reads chunks by rid, with their entity's update time, among
-// the entities f admits (re-checked
-// in SQL, so a row changed since the index was read is dropped rather than
-// returned against the filter).
+// the entities f admits (re-checked in SQL, so a row changed since the index
+// was read is dropped rather than returned against the filter).
 func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgram.EntityFilter) (map[int64]chunkRow, error) {
 	var b strings.Builder
 	b.WriteByte('[')
@@ -116,7 +111,7 @@ func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgr
 	b.WriteByte(']')
 	args := []any{b.String(), ws}
 	where := filterSQL(f, &args)
-	rows, err := s.query(ctx, `SELECT c.rid, c.id, c.entity_id, c.content, e.updated_at
+	rows, err := s.query(ctx, `SELECT c.rid, c.entity_id, c.content, e.updated_at
 		FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunks c ON c.rid = j.value CROSS JOIN entities e ON e.rid = c.entity_rid
 		WHERE c.workspace_id = ? AND `+where, args...)
 	if err != nil {
@@ -126,12 +121,9 @@ func (s *Store) chunkRows(ctx context.Context, ws string, rids []int64, f postgr
 	out := make(map[int64]chunkRow, len(rids))
 	for rows.Next() {
 		var rid, updated int64
-		var cid, eid string
+		var eid string
 		var r chunkRow
-		if err := rows.Scan(&rid, &cid, &eid, &r.content, &updated); err != nil {
-			return nil, err
-		}
-		if r.id, err = uuid.Parse(cid); err != nil {
+		if err := rows.Scan(&rid, &eid, &r.content, &updated); err != nil {
 			return nil, err
 		}
 		if r.entity, err = uuid.Parse(eid); err != nil {
@@ -282,8 +274,7 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 		sims := s.idx.similarities(ws, q.ModelID, q.Vector, rids)
 		for i, rid := range rids {
 			if sim, ok := sims[rid]; ok {
-				v := 1 - (1 - sim)
-				hits[i].Similarity = &v
+				hits[i].Similarity = &sim
 			}
 		}
 	}
@@ -387,11 +378,7 @@ func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64,
 	if err := s.idx.ensureFresh(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: chunk similarities: %w", err)
 	}
-	out := s.idx.similaritiesOf(ws, modelID, vec, ids)
-	for id, sim := range out {
-		out[id] = 1 - (1 - sim) // as KeywordProbe reports it
-	}
-	return out, nil
+	return s.idx.similaritiesOf(ws, modelID, vec, ids), nil
 }
 
 // EdgeSummaries implements postgram.Storage.
