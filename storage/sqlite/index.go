@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +30,7 @@ type index struct {
 	spaces   map[string]*space
 	entLoc   map[int64]entLoc   // entity rid → its slot
 	chunkLoc map[int64]chunkLoc // chunk rid → the set holding its vector
+	docWs    map[int64]string   // chunk rid → the workspace whose keyword index holds it
 
 	syncMu      sync.Mutex // serialises catching up
 	dataVersion int64
@@ -49,6 +52,7 @@ type space struct {
 	ents []entAttr
 	free []int32
 	sets map[int64]*vecSet // by model id
+	kw   *kwSet            // the keyword index (nil until a chunk arrives)
 
 	gen   uint64                   // bumped by every change of ents
 	masks atomic.Pointer[maskList] // recent filters' admitted entities
@@ -131,7 +135,7 @@ func (ix *index) isLoaded() bool {
 
 func (ix *index) release() {
 	ix.mu.Lock()
-	ix.spaces, ix.entLoc, ix.chunkLoc = nil, nil, nil
+	ix.spaces, ix.entLoc, ix.chunkLoc, ix.docWs = nil, nil, nil, nil
 	ix.loaded = false
 	ix.mu.Unlock()
 }
@@ -369,6 +373,29 @@ func (ix *index) catchUp(ctx context.Context) error {
 			return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
 		}
 	}
+	var docRows []docRow
+	if len(chunks) > 0 {
+		// Chunks are immutable (an entity's new content gets new chunks),
+		// so a chunk already indexed is kept; most of these are chunks
+		// whose embedding changed.
+		rows, err := tx.QueryContext(ctx, `SELECT c.rid, c.workspace_id, c.id, c.entity_rid, c.content, c.tsv
+			FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunks c ON c.rid = j.value`, ridList(chunks))
+		if err != nil {
+			return fmt.Errorf("sqlite: update keyword index: %w", mapErr(err))
+		}
+		for rows.Next() {
+			r, err := scanDocRow(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: update keyword index: %w", err)
+			}
+			docRows = append(docRows, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: update keyword index: %w", mapErr(err))
+		}
+	}
 	tx.Rollback()
 
 	ix.mu.Lock()
@@ -400,6 +427,7 @@ func (ix *index) catchUp(ctx context.Context) error {
 		vs.put(r.crid, r.chunk, el.slot, r.vec)
 		ix.chunkLoc[r.crid] = chunkLoc{r.ws, r.model}
 	}
+	ix.applyDocs(chunks, docRows)
 	for rid := range ents {
 		if !seen[rid] {
 			ix.dropEntity(rid)
@@ -407,6 +435,84 @@ func (ix *index) catchUp(ctx context.Context) error {
 	}
 	ix.applied = hi
 	return nil
+}
+
+// docRow is a chunk row read for the keyword index.
+type docRow struct {
+	ws   string
+	erid int64
+	d    kwDoc
+}
+
+func scanDocRow(rows *sql.Rows) (docRow, error) {
+	var r docRow
+	var cid string
+	if err := rows.Scan(&r.d.rid, &r.ws, &cid, &r.erid, &r.d.content, &r.d.tsv); err != nil {
+		return r, err
+	}
+	var err error
+	if r.d.chunk, err = uuid.Parse(cid); err != nil {
+		return r, fmt.Errorf("chunk %q: %w", cid, err)
+	}
+	return r, nil
+}
+
+// applyDocs brings the keyword index in line with the chunks whose rids
+// changed: rows holds those that exist. The caller holds ix.mu and has
+// applied the entity changes (their slots) but not yet dropped entities.
+func (ix *index) applyDocs(changed map[int64]bool, rows []docRow) {
+	keep := make(map[int64]bool, len(rows))
+	for _, r := range rows {
+		if ws, ok := ix.docWs[r.d.rid]; ok && ws == r.ws {
+			if sp := ix.spaces[ws]; sp != nil && sp.kw != nil {
+				ks := sp.kw
+				if s, ok := ks.slot[r.d.rid]; ok && ks.chunk[s] == r.d.chunk {
+					keep[r.d.rid] = true
+				}
+			}
+		}
+	}
+	for rid := range changed {
+		if !keep[rid] {
+			ix.dropDoc(rid)
+		}
+	}
+	slices.SortFunc(rows, func(a, b docRow) int { return cmp.Compare(a.d.rid, b.d.rid) })
+	for _, r := range rows {
+		if !keep[r.d.rid] {
+			ix.addDoc(r)
+		}
+	}
+	for _, sp := range ix.spaces {
+		if sp.kw != nil && sp.kw.needsRebuild() {
+			sp.kw = sp.kw.rebuilt()
+		}
+	}
+}
+
+// addDoc indexes a chunk for keywords, if its entity is known.
+func (ix *index) addDoc(r docRow) {
+	el, ok := ix.entLoc[r.erid]
+	if !ok || el.sp != ix.spaces[r.ws] {
+		return
+	}
+	if el.sp.kw == nil {
+		el.sp.kw = newKwSet()
+	}
+	r.d.ent = el.slot
+	el.sp.kw.add(r.d)
+	ix.docWs[r.d.rid] = r.ws
+}
+
+func (ix *index) dropDoc(rid int64) {
+	ws, ok := ix.docWs[rid]
+	if !ok {
+		return
+	}
+	if sp := ix.spaces[ws]; sp != nil && sp.kw != nil {
+		sp.kw.remove(rid)
+	}
+	delete(ix.docWs, rid)
 }
 
 func ridList(m map[int64]bool) string {

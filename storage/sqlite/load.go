@@ -90,6 +90,7 @@ func (ix *index) load(ctx context.Context) error {
 		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
 	}
 	nx := &index{spaces: map[string]*space{}, entLoc: make(map[int64]entLoc, nents), chunkLoc: map[int64]chunkLoc{}}
+	var docs []docRow // the keyword index's chunks, linked once entities are in
 	l := &loader{nx: nx, sets: map[setKey]*loadSet{}}
 	if lo.Valid {
 		span := uint64(hi.Int64 - lo.Int64 + 1)
@@ -134,6 +135,9 @@ func (ix *index) load(ctx context.Context) error {
 		}
 		errMu.Unlock()
 	}
+	// The chunks' text is read beside the entities when there is a
+	// second connection, after them otherwise.
+	docsBy := min(1, len(txs)-1)
 	for w, wtx := range txs {
 		wg.Add(1)
 		go func() {
@@ -144,6 +148,13 @@ func (ix *index) load(ctx context.Context) error {
 					return
 				}
 				entsTook = time.Since(start)
+			}
+			if w == docsBy {
+				var err error
+				if docs, err = loadDocs(ctx, wtx); err != nil {
+					fail(err)
+					return
+				}
 			}
 			for {
 				r := int(next.Add(1) - 1)
@@ -165,11 +176,20 @@ func (ix *index) load(ctx context.Context) error {
 		t.Rollback()
 	}
 	l.finish()
+	nx.docWs = make(map[int64]string, len(docs))
+	for _, r := range docs {
+		nx.addDoc(r)
+	}
+	for _, sp := range nx.spaces {
+		if sp.kw != nil && sp.kw.needsRebuild() {
+			sp.kw = sp.kw.rebuilt()
+		}
+	}
 
 	ix.s.log.Debug("vector index loaded", "entities", len(nx.entLoc), "vectors", len(nx.chunkLoc), "connections", len(txs),
 		"entities_took", entsTook.String(), "took", time.Since(start).String())
 	ix.mu.Lock()
-	ix.spaces, ix.entLoc, ix.chunkLoc = nx.spaces, nx.entLoc, nx.chunkLoc
+	ix.spaces, ix.entLoc, ix.chunkLoc, ix.docWs = nx.spaces, nx.entLoc, nx.chunkLoc, nx.docWs
 	ix.applied = applied
 	ix.loaded = true
 	ix.mu.Unlock()
@@ -332,6 +352,33 @@ func (l *loader) finish() {
 			l.nx.chunkLoc[rid] = chunkLoc{ls.ws, ls.model}
 		}
 	}
+}
+
+// loadDocs reads every chunk for the keyword index, in rid order.
+func loadDocs(ctx context.Context, tx *sql.Tx) ([]docRow, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&n); err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT rid, workspace_id, id, entity_rid, content, tsv FROM chunks ORDER BY rid")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]docRow, 0, n)
+	var ws string
+	for rows.Next() {
+		r, err := scanDocRow(rows)
+		if err != nil {
+			return nil, err
+		}
+		if r.ws == ws {
+			r.ws = ws // one copy of each workspace name
+		}
+		ws = r.ws
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 func loadEntities(ctx context.Context, tx *sql.Tx, nx *index) error {
