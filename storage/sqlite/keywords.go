@@ -1,7 +1,9 @@
 package sqlite
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/google/uuid"
@@ -33,6 +35,13 @@ type kwSet struct {
 	content []string
 	tsv     [][]byte
 	live    []bool
+	// Where each lexeme of a chunk's tsvector starts in it, so scoring
+	// finds the query's lexemes by bisection instead of decoding them all:
+	// the chunk's offsets are offs[offAt[s]:offAt[s]+offN[s]] (offAt is -1
+	// for a tsvector out of byte order or malformed).
+	offs  []uint32
+	offAt []int32
+	offN  []int32
 
 	nlive, ndead int
 	unordered    bool // a chunk was added with a rid below the last slot's
@@ -74,14 +83,46 @@ func (ks *kwSet) add(d kwDoc) {
 	ks.nlive++
 	ks.slot[d.rid] = s
 	ks.byChunk[d.chunk] = s
-	_ = walkTSV(d.tsv, func(word []byte, _ int, _ []byte) {
+	at, sorted := len(ks.offs), true
+	var prev []byte
+	err := walkTSV(d.tsv, func(word []byte, _ int, _ []byte) {
 		p := ks.post[string(word)]
 		if p == nil {
 			p = &postList{}
 			ks.post[string(word)] = p
 		}
 		p.s = append(p.s, s)
+		if prev != nil && string(word) <= string(prev) {
+			sorted = false
+		}
+		prev = word
+		// The word's bytes lie within the tsvector: its entry (length
+		// varint first) starts where the varint before them does.
+		at := cap(d.tsv) - cap(word) // where the word's bytes start
+		start := at - uvarintLen(uint64(len(word)))
+		if n, k := binary.Uvarint(d.tsv[max(start, 0):at]); start < 0 || k != at-start || n != uint64(len(word)) {
+			sorted = false // a length not in its shortest form
+			return
+		}
+		ks.offs = append(ks.offs, uint32(start))
 	})
+	if err != nil || !sorted || len(d.tsv) > math.MaxUint32 {
+		ks.offs = ks.offs[:at]
+		ks.offAt = append(ks.offAt, -1)
+		ks.offN = append(ks.offN, 0)
+		return
+	}
+	ks.offAt = append(ks.offAt, int32(at))
+	ks.offN = append(ks.offN, int32(len(ks.offs)-at))
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 // remove drops the chunk with rid, if held.
@@ -261,12 +302,63 @@ func (v *kwView) hit(s int32, q *terms, d *docTerms, bare bool) (postgram.Keywor
 	if bare {
 		return h, nil
 	}
-	if err := q.scan(v.ks.tsv[s], d); err != nil {
+	if err := v.ks.scan(s, q, d); err != nil {
 		return h, fmt.Errorf("chunk %s: %w", h.ChunkID, err)
 	}
 	h.Matched, h.Rank = q.mask(d), float64(q.rankCD(d))
 	h.Content, h.UpdatedAt = v.ks.content[s], fromMicros(e.updated)
 	return h, nil
+}
+
+// scan reads slot s's positions of q's lexemes into d.
+func (ks *kwSet) scan(s int32, q *terms, d *docTerms) error {
+	at := ks.offAt[s]
+	if at < 0 {
+		return q.scan(ks.tsv[s], d)
+	}
+	q.Reset(d)
+	tsv, offs := ks.tsv[s], ks.offs[at:at+ks.offN[s]]
+	lo := 0
+	for i, lex := range q.Lexemes {
+		// The first lexeme of the chunk at or after lex (both sorted).
+		hi := len(offs)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if string(wordAt(tsv, offs[m])) < lex {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo == len(offs) {
+			break
+		}
+		w := wordAt(tsv, offs[lo])
+		if string(w) != lex {
+			continue
+		}
+		rest := tsv[int(offs[lo])+uvarintLen(uint64(len(w)))+len(w):]
+		np, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return errBadTSV
+		}
+		rest = rest[k:]
+		pl, k := binary.Uvarint(rest)
+		if k <= 0 || uint64(len(rest)-k) < pl {
+			return errBadTSV
+		}
+		d.Present[i] = true
+		d.Pos[i] = decodePositions(int(np), rest[k:k+int(pl)], d.Pos[i])
+		lo++
+	}
+	return nil
+}
+
+// wordAt returns the lexeme whose entry starts at off in a well-formed
+// tsvector.
+func wordAt(tsv []byte, off uint32) []byte {
+	n, k := binary.Uvarint(tsv[off:])
+	return tsv[int(off)+k : int(off)+k+int(n)]
 }
 
 // termCount counts the live chunks of ws holding every lexeme of each

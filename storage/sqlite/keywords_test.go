@@ -1,0 +1,144 @@
+package sqlite
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram/internal/query"
+)
+
+// TestKwScanMatchesWalk checks that scoring a chunk through its lexeme
+// offsets reads exactly what walking its whole tsvector reads, for random
+// documents and queries, and that a tsvector out of order still scores.
+func TestKwScanMatchesWalk(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 2))
+	words := make([]string, 300)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%d", i*7%1000)
+	}
+	ks := newKwSet()
+	var docs [][]byte
+	for i := range 200 {
+		var b []byte
+		for range 1 + r.IntN(120) {
+			b = append(b, words[r.IntN(len(words))]...)
+			b = append(b, ' ')
+		}
+		tsv := encodeTSV(query.Vector(string(b)))
+		if i%50 == 7 { // out of byte order: scored by the walk's fallback
+			v := query.Vector(string(b))
+			slices.Reverse(v)
+			tsv = encodeTSV(v)
+		}
+		docs = append(docs, tsv)
+		ks.add(kwDoc{rid: int64(i + 1), chunk: uuid.New(), content: string(b), tsv: tsv})
+	}
+	for qi := range 300 {
+		n := 1 + r.IntN(5)
+		ts := make([]string, n)
+		for j := range ts {
+			ts[j] = words[r.IntN(len(words))]
+			if r.IntN(4) == 0 {
+				ts[j] += " " + words[r.IntN(len(words))]
+			}
+			if r.IntN(10) == 0 {
+				ts[j] = "absent"
+			}
+		}
+		q := compileTerms(ts)
+		for s := range docs {
+			var a, b docTerms
+			if err := q.scan(docs[s], &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := ks.scan(int32(s), q, &b); err != nil {
+				t.Fatal(err)
+			}
+			if q.mask(&a) != q.mask(&b) || q.rankCD(&a) != q.rankCD(&b) || !cmp.Equal(a.Present, b.Present) {
+				t.Fatalf("query %d %q, doc %d: walk mask %b rank %v, indexed mask %b rank %v",
+					qi, ts, s, q.mask(&a), q.rankCD(&a), q.mask(&b), q.rankCD(&b))
+			}
+			for l := range a.Present {
+				if a.Present[l] && !slices.Equal(a.Pos[l], b.Pos[l]) {
+					t.Fatalf("query %q doc %d lexeme %q: positions %v, indexed %v", ts, s, q.Lexemes[l], a.Pos[l], b.Pos[l])
+				}
+			}
+		}
+	}
+}
+
+// TestKwPostings checks the posting-list algebra against brute force, and
+// that removal and rebuilding keep the lists to the live chunks in rid
+// order.
+func TestKwPostings(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		lists := make([][]int32, 1+r.IntN(4))
+		for i := range lists {
+			for v := range int32(300) {
+				if r.IntN(1+i*3) == 0 {
+					lists[i] = append(lists[i], v)
+				}
+			}
+		}
+		var want, wantU []int32
+		for v := range int32(300) {
+			in, some := true, false
+			for _, l := range lists {
+				_, ok := slices.BinarySearch(l, v)
+				in, some = in && ok, some || ok
+			}
+			if in {
+				want = append(want, v)
+			}
+			if some {
+				wantU = append(wantU, v)
+			}
+		}
+		if got := intersect(lists); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("intersect: got %v, want %v", got, want)
+		}
+		var gotU []int32
+		union(lists, func(v int32) bool { gotU = append(gotU, v); return true })
+		if !slices.Equal(gotU, wantU) {
+			t.Fatalf("union: got %v, want %v", gotU, wantU)
+		}
+	}
+
+	ks := newKwSet()
+	doc := func(rid int64, text string) kwDoc {
+		return kwDoc{rid: rid, chunk: uuid.New(), content: text, tsv: encodeTSV(query.Vector(text))}
+	}
+	ks.add(doc(1, "alpha beta"))
+	ks.add(doc(2, "beta gamma"))
+	ks.add(doc(3, "alpha gamma"))
+	ks.remove(2)
+	q := compileTerms([]string{"gamma"})
+	live := func(slots []int32) []int64 {
+		var out []int64
+		for _, s := range slots {
+			if ks.live[s] {
+				out = append(out, ks.rid[s])
+			}
+		}
+		return out
+	}
+	if got := live(ks.matching(q, q.Of[0])); !slices.Equal(got, []int64{3}) {
+		t.Fatalf("after removal, gamma is in %v", got)
+	}
+	ks.add(doc(2, "gamma again")) // a reused rid, below the last one
+	if !ks.needsRebuild() {
+		t.Fatal("a chunk out of rid order should call for a rebuild")
+	}
+	ks = ks.rebuilt()
+	if got := live(ks.matching(q, q.Of[0])); !slices.Equal(got, []int64{2, 3}) || ks.ndead != 0 || ks.nlive != 3 {
+		t.Fatalf("rebuilt: gamma in %v, %d live, %d dead", got, ks.nlive, ks.ndead)
+	}
+}
