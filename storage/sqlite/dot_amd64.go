@@ -16,7 +16,20 @@ func quantI8AVX2(v *float32, dst *int8, n int, k, inv, scale float64) float64
 //go:noescape
 func quantU4AVX2(v *float32, dst *byte, blocks int, k, inv, scale float64) float64
 
+//go:noescape
+func dot64AVX2(a, b *float32, n int) float64
+
 var hasAVX2 = cpu.X86.HasAVX2
+
+// dot64 is Σ a[i]·b[i] in float64, exactly as dot64Go sums it.
+func dot64(a, b []float32) float64 {
+	n := len(a) &^ 15
+	if !hasAVX2 || n == 0 {
+		return dot64Go(a, b)
+	}
+	_ = b[len(a)-1]
+	return dot64Tail(a, b, n, dot64AVX2(&a[0], &b[0], n))
+}
 
 // quantI8Fast codes the leading multiple of 8 elements of v as
 // quantizeWith does, returning how many it coded and their squared error

@@ -206,3 +206,51 @@ q4loop:
 	VZEROUPPER
 	MOVSD        X12, ret+48(FP)
 	RET
+
+// func dot64AVX2(a, b *float32, n int) float64
+//
+// dot64Go's sum of the first n elements (a positive multiple of 16): the
+// products of elements 4k..4k+3 of each block of sixteen accumulate in the
+// lanes of Y(k), multiplied and added as separate roundings (no FMA), and
+// the sixteen sums are reduced in dot64Go's order.
+TEXT ·dot64AVX2(SB), NOSPLIT, $0-32
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+loop64:
+	VCVTPS2PD (SI), Y4
+	VCVTPS2PD (DI), Y5
+	VMULPD    Y5, Y4, Y4
+	VADDPD    Y4, Y0, Y0
+	VCVTPS2PD 16(SI), Y6
+	VCVTPS2PD 16(DI), Y7
+	VMULPD    Y7, Y6, Y6
+	VADDPD    Y6, Y1, Y1
+	VCVTPS2PD 32(SI), Y8
+	VCVTPS2PD 32(DI), Y9
+	VMULPD    Y9, Y8, Y8
+	VADDPD    Y8, Y2, Y2
+	VCVTPS2PD 48(SI), Y10
+	VCVTPS2PD 48(DI), Y11
+	VMULPD    Y11, Y10, Y10
+	VADDPD    Y10, Y3, Y3
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	JNZ       loop64
+
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VHADDPD      X0, X0, X0
+	VHADDPD      X1, X1, X1
+	VADDSD       X1, X0, X0
+	VZEROUPPER
+	MOVSD        X0, ret+24(FP)
+	RET

@@ -2,6 +2,9 @@
 
 package sqlite
 
+// dot64 is Σ a[i]·b[i] in float64 (see dot64Go).
+func dot64(a, b []float32) float64 { return dot64Go(a, b) }
+
 // dotI8 returns Σ x[i]·v[i]; len(x) == len(v), a multiple of 32.
 func dotI8(x []int16, v []int8) int32 { return dotI8Go(x, v) }
 

@@ -357,6 +357,9 @@ func (ks *kwSet) scan(s int32, q *terms, d *docTerms) error {
 // wordAt returns the lexeme whose entry starts at off in a well-formed
 // tsvector.
 func wordAt(tsv []byte, off uint32) []byte {
+	if n := uint32(tsv[off]); n < 0x80 { // a lexeme under 128 bytes
+		return tsv[off+1 : off+1+n]
+	}
 	n, k := binary.Uvarint(tsv[off:])
 	return tsv[int(off)+k : int(off)+k+int(n)]
 }

@@ -374,21 +374,38 @@ func quantizeQuery(x []float32, stride int) (code []int16, ss, scale, errNorm fl
 	return code, ss, scale, math.Sqrt(e0 + e1)
 }
 
-// dot64 is Σ a[i]·b[i] accumulated in float64.
-func dot64(a, b []float32) float64 {
+// dot64Go is the portable dot64: Σ a[i]·b[i] in float64, each product
+// rounded before it is added (as the AVX2 kernel adds), in sixteen
+// accumulators (element i of every block of sixteen goes to accumulator
+// i), reduced pairwise, then the elements past the last block in turn. The
+// AVX2 kernel computes the same sums in the same order, so both give the
+// same bits.
+func dot64Go(a, b []float32) float64 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
+	var acc [16]float64
 	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += float64(a[i]) * float64(b[i])
-		s1 += float64(a[i+1]) * float64(b[i+1])
-		s2 += float64(a[i+2]) * float64(b[i+2])
-		s3 += float64(a[i+3]) * float64(b[i+3])
+	for ; i+16 <= len(a); i += 16 {
+		for j := range acc {
+			acc[j] += float64(float64(a[i+j]) * float64(b[i+j]))
+		}
 	}
+	var s float64
+	if i > 0 {
+		var r [4]float64
+		for j := range r {
+			r[j] = (acc[j] + acc[4+j]) + (acc[8+j] + acc[12+j])
+		}
+		s = (r[0] + r[1]) + (r[2] + r[3])
+	}
+	return dot64Tail(a, b, i, s)
+}
+
+// dot64Tail adds the products of a and b from element i on to s, in turn.
+func dot64Tail(a, b []float32, i int, s float64) float64 {
 	for ; i < len(a); i++ {
-		s0 += float64(a[i]) * float64(b[i])
+		s += float64(float64(a[i]) * float64(b[i]))
 	}
-	return (s0 + s1) + (s2 + s3)
+	return s
 }
 
 // dotI8Go is the portable int8 kernel.
