@@ -187,9 +187,6 @@ func checkIntegrity(t *testing.T, path string) {
 	if err := db.QueryRow("PRAGMA integrity_check").Scan(&res); err != nil || res != "ok" {
 		t.Fatalf("integrity_check: %v %q", err, res)
 	}
-	if _, err := db.Exec("INSERT INTO chunk_fts(chunk_fts, rank) VALUES ('integrity-check', 0)"); err != nil {
-		t.Fatalf("FTS5 integrity-check: %v", err)
-	}
 }
 
 // TestFullDiskChild writes until the file size limit its parent set is

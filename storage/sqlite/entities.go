@@ -88,42 +88,33 @@ func idsJSON(ids []uuid.UUID) string {
 // the write transaction so the lock is held only for the inserts.
 type preparedChunk struct {
 	postgram.ChunkInput
-	tsv    []byte
-	tokens string
+	tsv []byte
 }
 
 func prepareChunks(ws string, chunks []postgram.ChunkInput) []preparedChunk {
 	out := make([]preparedChunk, len(chunks))
 	for i, c := range chunks {
 		v := chunkVector(c.Content)
-		out[i] = preparedChunk{ChunkInput: c, tsv: encodeTSV(v), tokens: ftsTokens(ws, v)}
+		out[i] = preparedChunk{ChunkInput: c, tsv: encodeTSV(v)}
 	}
 	return out
 }
 
-// insertChunks inserts chunks and their keyword index rows.
+// insertChunks inserts chunks (the in-memory keyword index reads them
+// through change_log).
 func insertChunks(ctx context.Context, tx *sql.Tx, ws string, entityID uuid.UUID, entityRID int64, chunks []preparedChunk) error {
 	if len(chunks) == 0 {
 		return nil
 	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks (workspace_id, id, entity_id, entity_rid, chunk_index, content, start_offset, end_offset, tsv)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
-	fts, err := tx.PrepareContext(ctx, `INSERT INTO chunk_fts (rowid, tokens) VALUES (?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer fts.Close()
 	eid := entityID.String()
 	for _, c := range chunks {
-		var rid int64
-		if err := ins.QueryRowContext(ctx, ws, c.ID.String(), eid, entityRID, c.Index, c.Content, c.Start, c.End, c.tsv).Scan(&rid); err != nil {
-			return err
-		}
-		if _, err := fts.ExecContext(ctx, rid, c.tokens); err != nil {
+		if _, err := ins.ExecContext(ctx, ws, c.ID.String(), eid, entityRID, c.Index, c.Content, c.Start, c.End, c.tsv); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,8 @@ import (
 // The keyword index answers the keyword branch from memory, beside the
 // vector index and kept current the same way (change_log): per workspace,
 // every chunk's content and stored tsvector, and per lexeme the chunks that
-// hold it. FTS5 answered the same questions from the file, but under
+// hold it. An FTS5 table answered the same questions from the file (until
+// migration 006), but under
 // concurrent writes every read transaction starts with an emptied page
 // cache, and its steps re-read segment pages, chunk rows and entity rows
 // for each of the up to 200 chunks of a pool: two thirds of a search's CPU.

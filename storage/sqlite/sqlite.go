@@ -37,16 +37,20 @@
 //
 // Each chunk's to_tsvector('simple', content) is computed in Go and stored
 // with the chunk by query.Vector, the library's port of PostgreSQL's parser,
-// with positions. An FTS5 table indexes every chunk's lexemes as hex
-// tokens qualified by the workspace, so MATCH compares lexemes byte for byte
-// inside one workspace: a term's lexemes are ANDed, terms ORed, exactly as
-// plainto_tsquery('simple', term) combined with && and || on PostgreSQL.
+// with positions. Every process holds, per workspace, each chunk's content
+// and stored tsvector and a posting list per lexeme (keywords.go), loaded
+// at Open beside the vectors and kept current through change_log like
+// them, so a probe compares lexemes byte for byte inside one workspace: a
+// term's lexemes are ANDed, terms ORed, exactly as plainto_tsquery('simple',
+// term) combined with && and || on PostgreSQL. (Migrations 001–005 kept an
+// FTS5 table for this; 006 drops it.)
 // Ranks are a port of ts_rank_cd (default weights, normalization 0) over
 // the stored positions against the OR of all terms, with PostgreSQL's
 // arithmetic, so they are equal to PostgreSQL's (testdata holds
 // PostgreSQL 15's answers for 13,692 document/query pairs). Matching masks
 // come from the same positions. TermFrequencies counts, per workspace, the
-// chunks matching each term in the index (capped, see termCountCap).
+// chunks matching each term in the posting lists (capped, see
+// termCountCap).
 //
 // # Vector branch
 //

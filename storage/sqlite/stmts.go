@@ -8,7 +8,7 @@ import (
 
 // stmtCache keeps prepared statements of the read pool, keyed by SQL text.
 // Preparing is a large share of a short query's cost with SQLite (the
-// keyword probe's join over FTS5 takes longer to plan than to run), and
+// short reads of a few rows take longer to plan than to run), and
 // database/sql re-prepares a cached *sql.Stmt on each pooled connection
 // only once. Statement texts come from a bounded set (filters render lists
 // as JSON parameters, so only which fields are set changes the text); the

@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
-	"strings"
 
 	"github.com/postgram-go/postgram/internal/query"
 	"github.com/postgram-go/postgram/internal/tsrank"
@@ -98,31 +96,6 @@ func decodePositions(npos int, b []byte, dst []uint16) []uint16 {
 	return dst
 }
 
-// ftsTokens is the chunk_fts document for a chunk: a token naming the
-// workspace, then one token per distinct lexeme, qualified by the
-// workspace. Qualified tokens keep every MATCH inside its workspace without
-// a join, and per-workspace term counts exact.
-func ftsTokens(ws string, v []query.Lexeme) string {
-	var b strings.Builder
-	wsHex := hex.EncodeToString([]byte(ws))
-	b.WriteString("w" + wsHex)
-	for _, l := range v {
-		b.WriteByte(' ')
-		b.WriteString(lexToken(wsHex, l.Word))
-	}
-	return b.String()
-}
-
-// wsToken is the FTS token every chunk of workspace ws carries.
-func wsToken(ws string) string { return "w" + hex.EncodeToString([]byte(ws)) }
-
-// lexToken is the FTS token of lexeme lex in the workspace whose name is
-// wsHex in hex: both hex, joined by "x" (not a hex digit, so the pair is
-// unambiguous; the "w" of workspace tokens keeps those apart too).
-func lexToken(wsHex, lex string) string {
-	return wsHex + "x" + hex.EncodeToString([]byte(lex))
-}
-
 // terms is a compiled keyword query (see tsrank.Query): each term's
 // lexemes are PostgreSQL's plainto_tsquery('simple', term), ANDed.
 type terms struct{ *tsrank.Query }
@@ -133,37 +106,6 @@ func compileTerms(ts []string) *terms {
 		ls[i] = query.Lexemes(t)
 	}
 	return &terms{tsrank.Compile(ls)}
-}
-
-// termMatch renders term i, in the workspace named wsHex in hex, as an
-// FTS5 expression ("" when it has no lexeme, which on PostgreSQL is an
-// empty tsquery that matches nothing).
-func (q *terms) termMatch(wsHex string, i int) string {
-	if len(q.Of[i]) == 0 {
-		return ""
-	}
-	parts := make([]string, len(q.Of[i]))
-	for j, l := range q.Of[i] {
-		parts[j] = `"` + lexToken(wsHex, q.Lexemes[l]) + `"`
-	}
-	return "(" + strings.Join(parts, " AND ") + ")"
-}
-
-// match renders the FTS5 expression of a probe in workspace ws, or "" when
-// the probe can match nothing. Like PostgreSQL's tsquery operators, && and
-// || with an empty query yield the other operand.
-func (q *terms) match(ws string, op string, which []int) string {
-	wsHex := hex.EncodeToString([]byte(ws))
-	var parts []string
-	for _, i := range which {
-		if m := q.termMatch(wsHex, i); m != "" {
-			parts = append(parts, m)
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return strings.Join(parts, " "+op+" ")
 }
 
 // docTerms is what one chunk's tsvector holds of the query's lexemes.
