@@ -280,31 +280,48 @@ func (ix *index) catchUp(ctx context.Context) error {
 		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
 	}
 	defer tx.Rollback()
-	var lo, hi int64
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce((SELECT min(seq) FROM change_log), 0), coalesce((SELECT max(seq) FROM change_log), 0)").Scan(&lo, &hi); err != nil {
-		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+	// Statements through the read pool's cache: a catch-up follows every
+	// write, and parsing its statements afresh cost more than running them.
+	query := func(q string, args ...any) (*sql.Rows, error) {
+		st, cached, err := ix.s.stmts.get(ctx, ix.s.r, q)
+		if err != nil {
+			return nil, err
+		}
+		if !cached {
+			defer st.Close()
+		}
+		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
-	if hi <= applied {
-		return nil
-	}
-	if lo > applied+1 {
-		// Entries this process never saw were pruned: start over.
-		tx.Rollback()
-		ix.s.log.Info("vector index fell behind the change log; reloading it")
-		return ix.load(ctx)
-	}
+	// The entries after the last one applied. AUTOINCREMENT numbers them
+	// without gaps, so a first entry past applied+1 means entries were
+	// pruned before this process saw them (checked: then start over).
 	ents, chunks := map[int64]bool{}, map[int64]bool{}
-	rows, err := tx.QueryContext(ctx, "SELECT kind, rid FROM change_log WHERE seq > ? AND seq <= ?", applied, hi)
+	hi := applied
+	rows, err := query("SELECT seq, kind, rid FROM change_log WHERE seq > ? ORDER BY seq", applied)
 	if err != nil {
 		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
 	}
 	for rows.Next() {
+		var seq, rid int64
 		var kind int
-		var rid int64
-		if err := rows.Scan(&kind, &rid); err != nil {
+		if err := rows.Scan(&seq, &kind, &rid); err != nil {
 			rows.Close()
 			return fmt.Errorf("sqlite: update vector index: %w", err)
 		}
+		if hi == applied && seq > applied+1 {
+			var lo int64
+			if err := tx.QueryRowContext(ctx, "SELECT min(seq) FROM change_log").Scan(&lo); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+			}
+			if lo > applied+1 {
+				rows.Close()
+				tx.Rollback()
+				ix.s.log.Info("vector index fell behind the change log; reloading it")
+				return ix.load(ctx)
+			}
+		}
+		hi = seq
 		if kind == 1 {
 			ents[rid] = true
 		} else {
@@ -315,6 +332,9 @@ func (ix *index) catchUp(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
 	}
+	if hi == applied {
+		return nil
+	}
 
 	type entRow struct {
 		ws string
@@ -322,7 +342,7 @@ func (ix *index) catchUp(ctx context.Context) error {
 	}
 	var entRows []entRow
 	if len(ents) > 0 {
-		rows, err := tx.QueryContext(ctx, "SELECT "+entityAttrCols+" FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN entities ON rid = j.value", ridList(ents))
+		rows, err := query("SELECT "+entityAttrCols+" FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN entities ON rid = j.value", ridList(ents))
 		if err != nil {
 			return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
 		}
@@ -348,7 +368,7 @@ func (ix *index) catchUp(ctx context.Context) error {
 	}
 	var vecRows []vecRow
 	if len(chunks) > 0 {
-		rows, err := tx.QueryContext(ctx, `SELECT v.chunk_rid, v.workspace_id, v.chunk_id, v.entity_rid, v.model_id, m.dimensions, v.embedding
+		rows, err := query(`SELECT v.chunk_rid, v.workspace_id, v.chunk_id, v.entity_rid, v.model_id, m.dimensions, v.embedding
 			FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunk_embeddings v ON v.chunk_rid = j.value
 			CROSS JOIN embedding_models m ON m.id = v.model_id`, ridList(chunks))
 		if err != nil {
@@ -378,7 +398,7 @@ func (ix *index) catchUp(ctx context.Context) error {
 		// Chunks are immutable (an entity's new content gets new chunks),
 		// so a chunk already indexed is kept; most of these are chunks
 		// whose embedding changed.
-		rows, err := tx.QueryContext(ctx, `SELECT c.rid, c.workspace_id, c.id, c.entity_rid, c.content, c.tsv
+		rows, err := query(`SELECT c.rid, c.workspace_id, c.id, c.entity_rid, c.content, c.tsv
 			FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunks c ON c.rid = j.value`, ridList(chunks))
 		if err != nil {
 			return fmt.Errorf("sqlite: update keyword index: %w", mapErr(err))

@@ -354,6 +354,59 @@ func TestTwoProcessesShareTheIndex(t *testing.T) {
 	}
 }
 
+// TestKeywordIndexFollowsAndReloads: another process's new chunk is found
+// by keyword at once, before any embedding, and a process whose unseen
+// change_log entries were pruned reloads its index instead of missing them.
+func TestKeywordIndexFollowsAndReloads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	emb := postgramtest.NewEmbedder(dims)
+	a, b := openAt(t, path), openAt(t, path)
+	ca, cb := newClient(t, a, emb), newClient(t, b, emb)
+	if _, err := cb.Search(ctx, postgram.SearchRequest{Query: "warmup"}); err != nil {
+		t.Fatal(err)
+	}
+	find := func(c *postgram.Client, q string) []postgram.SearchResult {
+		t.Helper()
+		r, err := c.Search(ctx, postgram.SearchRequest{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Results
+	}
+	e1, err := ca.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "a pangolin rolls into a ball"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := find(cb, "pangolin ball"); len(r) != 1 || r[0].Entity.ID != e1.ID || r[0].KeywordRank != 1 || r[0].ChunkContent == "" {
+		t.Fatalf("the other process's new chunk is not found by keyword: %+v", r)
+	}
+	// b stops following while a writes; then the entries b never saw are
+	// pruned, as pruneChangeLog does for a process far behind.
+	e2, err := ca.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "a narwhal has one long tusk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.Delete(ctx, e1.ID); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec("DELETE FROM change_log WHERE seq < (SELECT max(seq) FROM change_log)"); err != nil {
+		t.Fatal(err)
+	}
+	if r := find(cb, "narwhal tusk"); len(r) != 1 || r[0].Entity.ID != e2.ID {
+		t.Fatalf("after the log was pruned, b misses a's chunk: %+v", r)
+	}
+	if r := find(cb, "pangolin ball"); len(r) != 0 {
+		t.Fatalf("after the log was pruned, b still finds the entity a archived: %+v", r)
+	}
+}
+
 // TestConcurrentWritesAndSearches: many goroutines storing, updating and
 // searching at once, through two stores on one file (two processes), with
 // the background worker embedding meanwhile, never see an error — in
