@@ -205,9 +205,12 @@ func ensureSQLiteFixture(ctx context.Context, o sqliteOptions, path string, n in
 	if _, err := os.Stat(path); err == nil {
 		st, err := sqlite.Open(ctx, sqlite.Config{Path: path})
 		if err == nil {
+			// A fixture of an older schema is migrated as a user's file
+			// would be, so the measuring process finds it current.
+			err = st.Migrate(ctx)
 			s, serr := st.Stats(ctx, postgram.DefaultWorkspace)
 			st.Close()
-			if serr == nil && s.Chunks == n && s.EmbeddedChunks == n {
+			if err == nil && serr == nil && s.Chunks == n && s.EmbeddedChunks == n {
 				fmt.Fprintf(stderr, "reusing %s\n", path)
 				return nil
 			}

@@ -90,7 +90,7 @@ func (ix *index) load(ctx context.Context) error {
 		return fmt.Errorf("sqlite: load vector index: %w", mapErr(err))
 	}
 	nx := &index{spaces: map[string]*space{}, entLoc: make(map[int64]entLoc, nents), chunkLoc: map[int64]chunkLoc{}}
-	var docs []docRow // the keyword index's chunks, linked once entities are in
+	var docs *docLoad // the keyword index, linked to entities once they are in
 	l := &loader{nx: nx, sets: map[setKey]*loadSet{}}
 	if lo.Valid {
 		span := uint64(hi.Int64 - lo.Int64 + 1)
@@ -176,15 +176,7 @@ func (ix *index) load(ctx context.Context) error {
 		t.Rollback()
 	}
 	l.finish()
-	nx.docWs = make(map[int64]string, len(docs))
-	for _, r := range docs {
-		nx.addDoc(r)
-	}
-	for _, sp := range nx.spaces {
-		if sp.kw != nil && sp.kw.needsRebuild() {
-			sp.kw = sp.kw.rebuilt()
-		}
-	}
+	docs.link(nx)
 
 	ix.s.log.Debug("vector index loaded", "entities", len(nx.entLoc), "vectors", len(nx.chunkLoc), "connections", len(txs),
 		"entities_took", entsTook.String(), "took", time.Since(start).String())
@@ -354,8 +346,17 @@ func (l *loader) finish() {
 	}
 }
 
-// loadDocs reads every chunk for the keyword index, in rid order.
-func loadDocs(ctx context.Context, tx *sql.Tx) ([]docRow, error) {
+// docLoad is the keyword index as loadDocs builds it: per workspace, a set
+// whose chunks still lack their entity slots (entity rids instead).
+type docLoad struct {
+	sets  map[string]*kwSet
+	erids map[string][]int64 // per set, the entity rid of each slot
+	docWs map[int64]string
+}
+
+// loadDocs reads every chunk, in rid order, into keyword sets. It runs
+// beside the entities' load; link then resolves the entity slots.
+func loadDocs(ctx context.Context, tx *sql.Tx) (*docLoad, error) {
 	var n int
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&n); err != nil {
 		return nil, err
@@ -365,20 +366,51 @@ func loadDocs(ctx context.Context, tx *sql.Tx) ([]docRow, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	out := make([]docRow, 0, n)
-	var ws string
+	dl := &docLoad{sets: map[string]*kwSet{}, erids: map[string][]int64{}, docWs: make(map[int64]string, n)}
+	var (
+		ws string
+		ks *kwSet
+	)
 	for rows.Next() {
 		r, err := scanDocRow(rows)
 		if err != nil {
 			return nil, err
 		}
-		if r.ws == ws {
-			r.ws = ws // one copy of each workspace name
+		if ks == nil || r.ws != ws {
+			ws = r.ws
+			if ks = dl.sets[ws]; ks == nil {
+				ks = newKwSet()
+				dl.sets[ws] = ks
+			}
 		}
-		ws = r.ws
-		out = append(out, r)
+		ks.add(r.d)
+		dl.erids[ws] = append(dl.erids[ws], r.erid)
+		dl.docWs[r.d.rid] = ws
 	}
-	return out, rows.Err()
+	return dl, rows.Err()
+}
+
+// link gives every chunk its entity's slot in nx and attaches the sets;
+// a chunk whose entity is unknown is dropped.
+func (dl *docLoad) link(nx *index) {
+	nx.docWs = dl.docWs
+	for ws, ks := range dl.sets {
+		sp := nx.space(ws)
+		for s, erid := range dl.erids[ws] {
+			el, ok := nx.entLoc[erid]
+			if !ok || el.sp != sp {
+				rid := ks.rid[s]
+				ks.remove(rid)
+				delete(nx.docWs, rid)
+				continue
+			}
+			ks.ent[s] = el.slot
+		}
+		if ks.needsRebuild() {
+			ks = ks.rebuilt()
+		}
+		sp.kw = ks
+	}
 }
 
 func loadEntities(ctx context.Context, tx *sql.Tx, nx *index) error {
