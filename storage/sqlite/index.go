@@ -35,6 +35,15 @@ type index struct {
 	syncMu      sync.Mutex // serialises catching up
 	dataVersion int64
 	haveVersion bool
+
+	// Freshness checks are shared: a caller needs a check that started
+	// after it arrived, and every caller waiting when one starts can use
+	// it (see ensureFresh).
+	freshMu      sync.Mutex
+	freshCond    *sync.Cond
+	freshRunning bool
+	freshStarted uint64 // the last check started
+	freshDone    uint64 // the last check that succeeded
 }
 
 type entLoc struct {
@@ -124,7 +133,9 @@ type entAttr struct {
 }
 
 func newIndex(s *Store) *index {
-	return &index{s: s}
+	ix := &index{s: s}
+	ix.freshCond = sync.NewCond(&ix.freshMu)
+	return ix
 }
 
 func (ix *index) isLoaded() bool {
@@ -249,11 +260,45 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 
 // ensureFresh brings the index up to date with the file when another
 // connection (another process, or this one's writer) committed since the
-// last check.
+// last check. Every commit that finished before the call is reflected when
+// it returns: the check it relies on starts after it arrives. Concurrent
+// callers share checks (each search makes several calls, and the check
+// runs on one connection), so under load one check serves every caller
+// that was waiting when it started.
 func (ix *index) ensureFresh(ctx context.Context) error {
 	if !ix.isLoaded() {
 		return errNotMigrated
 	}
+	ix.freshMu.Lock()
+	defer ix.freshMu.Unlock()
+	// A check already running may have read data_version before this
+	// call's predecessors committed: this call needs the next one.
+	target := ix.freshStarted + 1
+	for ix.freshDone < target {
+		if ix.freshRunning {
+			ix.freshCond.Wait()
+			continue
+		}
+		ix.freshRunning = true
+		ix.freshStarted = max(ix.freshStarted, target)
+		ix.freshMu.Unlock()
+		err := ix.check(ctx)
+		ix.freshMu.Lock()
+		ix.freshRunning = false
+		if err == nil {
+			ix.freshDone = max(ix.freshDone, target)
+		}
+		ix.freshCond.Broadcast()
+		if err != nil {
+			return err // waiters start a check of their own
+		}
+	}
+	return nil
+}
+
+// check compares PRAGMA data_version with the last one seen and catches
+// up when it changed.
+func (ix *index) check(ctx context.Context) error {
 	ix.syncMu.Lock()
 	defer ix.syncMu.Unlock()
 	var dv int64

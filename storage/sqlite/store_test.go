@@ -407,6 +407,52 @@ func TestKeywordIndexFollowsAndReloads(t *testing.T) {
 	}
 }
 
+// TestSearchSeesEveryReturnedWrite: with searches sharing freshness checks,
+// a search started after a write returned (in this process or another)
+// still finds it by keyword, however many searches run at once.
+func TestSearchSeesEveryReturnedWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "fresh.db")
+	a, b := openAt(t, path), openAt(t, path)
+	ca, cb := newClient(t, a, nil), newClient(t, b, nil)
+	const writes, searchers = 60, 6
+	var wg sync.WaitGroup
+	errs := make(chan error, writes*searchers)
+	for i := range writes {
+		w := ca
+		if i%2 == 1 {
+			w = cb // the other process writes every other one
+		}
+		word := fmt.Sprintf("zq%dword", i)
+		if _, err := w.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "note " + word}); err != nil {
+			t.Fatal(err)
+		}
+		for j := range searchers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := ca
+				if j%2 == 1 {
+					c = cb
+				}
+				r, err := c.Search(ctx, postgram.SearchRequest{Query: word})
+				switch {
+				case err != nil:
+					errs <- err
+				case len(r.Results) != 1:
+					errs <- fmt.Errorf("write %d not found by a search started after it returned: %d results", i, len(r.Results))
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
 // TestConcurrentWritesAndSearches: many goroutines storing, updating and
 // searching at once, through two stores on one file (two processes), with
 // the background worker embedding meanwhile, never see an error — in
