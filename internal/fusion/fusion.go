@@ -6,8 +6,9 @@ package fusion
 
 import (
 	"bytes"
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -121,7 +122,7 @@ func Fuse(cands []Candidate, p Params) []Result {
 		s := RRF(c.VectorRank, c.KeywordRank)
 		r := Result{Candidate: c, Score: s, Adjusted: s * Recency(c.UpdatedAt, p.Now, p.RecencyWeight)}
 		if i, ok := best[c.EntityID]; ok {
-			if less(r, out[i]) {
+			if less(&r, &out[i]) {
 				out[i] = r
 			}
 			continue
@@ -129,7 +130,7 @@ func Fuse(cands []Candidate, p Params) []Result {
 		best[c.EntityID] = len(out)
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool { return less(out[i], out[j]) })
+	slices.SortFunc(out, func(a, b Result) int { return cmpResults(&a, &b) })
 	return out
 }
 
@@ -164,7 +165,7 @@ func Unsettled(cands []Candidate, p Params, limit int) []int {
 		rs[i] = Result{Candidate: c, Score: s, Adjusted: s * Recency(c.UpdatedAt, p.Now, p.RecencyWeight)}
 		order[i] = i
 	}
-	sort.Slice(order, func(i, j int) bool { return less(rs[order[i]], rs[order[j]]) })
+	slices.SortFunc(order, func(i, j int) int { return cmpResults(&rs[i], &rs[j]) })
 	taken := make(map[uuid.UUID]bool, limit)
 	var need []int
 	for _, i := range order {
@@ -189,20 +190,29 @@ func Unsettled(cands []Candidate, p Params, limit int) []int {
 }
 
 // less orders a before b.
-func less(a, b Result) bool {
-	if a.Adjusted != b.Adjusted {
-		return a.Adjusted > b.Adjusted
+func less(a, b *Result) bool { return cmpResults(a, b) < 0 }
+
+// cmpResults is Fuse's order as a comparison: adjusted score descending,
+// then keyword rank, vector rank (missing ranks last), entity id, chunk id.
+// Chunk ids are unique, so no two candidates compare equal and an unstable
+// sort gives the same order as a stable one.
+func cmpResults(a, b *Result) int {
+	switch {
+	case a.Adjusted > b.Adjusted:
+		return -1
+	case a.Adjusted < b.Adjusted:
+		return 1
 	}
 	if ka, kb := rankKey(a.KeywordRank), rankKey(b.KeywordRank); ka != kb {
-		return ka < kb
+		return cmp.Compare(ka, kb)
 	}
 	if va, vb := rankKey(a.VectorRank), rankKey(b.VectorRank); va != vb {
-		return va < vb
+		return cmp.Compare(va, vb)
 	}
 	if c := bytes.Compare(a.EntityID[:], b.EntityID[:]); c != 0 {
-		return c < 0
+		return c
 	}
-	return bytes.Compare(a.ChunkID[:], b.ChunkID[:]) < 0
+	return bytes.Compare(a.ChunkID[:], b.ChunkID[:])
 }
 
 func rankKey(r int) int {
@@ -251,8 +261,8 @@ func KeywordOrder(rankA float64, chunkA uuid.UUID, rankB float64, chunkB uuid.UU
 // ordered here by rank descending, then chunk id.
 func Merge(vec []VectorItem, kw []KeywordItem) []Candidate {
 	kw = append([]KeywordItem(nil), kw...)
-	sort.SliceStable(kw, func(i, j int) bool {
-		return KeywordOrder(kw[i].Rank, kw[i].ChunkID, kw[j].Rank, kw[j].ChunkID) < 0
+	slices.SortStableFunc(kw, func(a, b KeywordItem) int {
+		return KeywordOrder(a.Rank, a.ChunkID, b.Rank, b.ChunkID)
 	})
 	idx := make(map[uuid.UUID]int, len(vec)+len(kw))
 	out := make([]Candidate, 0, len(vec)+len(kw))
