@@ -151,13 +151,21 @@ func (c *Client) RevokeKey(ctx context.Context, id uuid.UUID) error {
 // Authenticate verifies an API key and returns a view of c acting for its
 // principal. Unknown, malformed and revoked keys return ErrUnauthorized.
 // Verified keys are cached in memory while the store's change feed is
-// connected (so a revocation anywhere evicts them at once); otherwise every
-// call asks the store.
+// connected (so a revocation anywhere evicts them at once), or, with a
+// KeyVersioner store, while its keys version stays the same (checked on
+// every call); otherwise every call asks the store.
 func (c *Client) Authenticate(ctx context.Context, token string) (*Client, error) {
 	if !strings.HasPrefix(token, KeyPrefix) || len(token) < len(KeyPrefix)+40 || len(token) > 200 {
 		return nil, fmt.Errorf("malformed API key: %w", ErrUnauthorized)
 	}
 	h := c.keyHash(token)
+	if kv, ok := c.store.(KeyVersioner); ok {
+		v, err := kv.KeysVersion(ctx, c.ws)
+		if err != nil {
+			return nil, fmt.Errorf("authenticate: %w", err)
+		}
+		c.keys.at(v)
+	}
 	if p, ok := c.keys.get(h); ok {
 		c.keys.touch(p.KeyID, c.now())
 		return c.As(p), nil
@@ -183,15 +191,19 @@ func (c *Client) Authenticate(ctx context.Context, token string) (*Client, error
 }
 
 // keyCache holds verified keys. It is only used while the store's change
-// feed is connected; a revocation (from any process) or a disconnect
-// clears it. The generation guards against caching a key read before a
+// feed is connected, or with a KeyVersioner store; a revocation (from any
+// process), a disconnect or a new keys version clears it. The generation guards against caching a key read before a
 // concurrent invalidation.
 type keyCache struct {
 	mu      sync.Mutex
 	enabled bool
 	gen     uint64
-	byHash  map[string]Principal
-	used    map[string]time.Time // key id -> last use, flushed periodically
+	// With a KeyVersioner store, the version the cached keys were read
+	// at (versioned: at has been called).
+	version   uint64
+	versioned bool
+	byHash    map[string]Principal
+	used      map[string]time.Time // key id -> last use, flushed periodically
 }
 
 func newKeyCache() *keyCache {
@@ -220,6 +232,19 @@ func (k *keyCache) put(h []byte, p Principal, gen uint64) {
 	if k.enabled && gen == k.gen {
 		k.byHash[string(h)] = p
 	}
+}
+
+// at records the store's keys version (see KeyVersioner): a new one clears
+// the cache, and caching is on.
+func (k *keyCache) at(v uint64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.versioned || v != k.version {
+		k.gen++
+		clear(k.byHash)
+		k.version, k.versioned = v, true
+	}
+	k.enabled = true
 }
 
 // invalidate clears the cache; enabled says whether caching may resume.

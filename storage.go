@@ -134,6 +134,17 @@ type TermStatser interface {
 	TermFrequencies(ctx context.Context, ws string, terms []string) (freqs []float64, ok bool, err error)
 }
 
+// KeyVersioner is implemented by stores without a change feed whose API-key
+// changes can be detected synchronously (the embedded SQLite store, which
+// follows every process's writes through its change log). KeysVersion
+// returns a number that differs from every earlier answer once any API key
+// of the store was changed (other than its last use) or removed, by any
+// process, for every change committed before the call. The library caches
+// verified keys while the number stays the same.
+type KeyVersioner interface {
+	KeysVersion(ctx context.Context, ws string) (uint64, error)
+}
+
 // Notifier is implemented by stores that broadcast changes between
 // processes (PostgreSQL LISTEN/NOTIFY). Listen blocks until ctx ends,
 // calling h for every event for ws: EventConnected when the feed is (re)

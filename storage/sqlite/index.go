@@ -44,6 +44,8 @@ type index struct {
 	freshRunning bool
 	freshStarted uint64 // the last check started
 	freshDone    uint64 // the last check that succeeded
+
+	keysGen atomic.Uint64 // bumped by every API-key change applied
 }
 
 type entLoc struct {
@@ -341,6 +343,7 @@ func (ix *index) catchUp(ctx context.Context) error {
 	// without gaps, so a first entry past applied+1 means entries were
 	// pruned before this process saw them (checked: then start over).
 	ents, chunks := map[int64]bool{}, map[int64]bool{}
+	keys := false // an API key changed
 	hi := applied
 	rows, err := query("SELECT seq, kind, rid FROM change_log WHERE seq > ? ORDER BY seq", applied)
 	if err != nil {
@@ -367,10 +370,13 @@ func (ix *index) catchUp(ctx context.Context) error {
 			}
 		}
 		hi = seq
-		if kind == 1 {
+		switch kind {
+		case 1:
 			ents[rid] = true
-		} else {
+		case 2:
 			chunks[rid] = true
+		case 3:
+			keys = true
 		}
 	}
 	rows.Close()
@@ -493,6 +499,9 @@ func (ix *index) catchUp(ctx context.Context) error {
 		ix.chunkLoc[r.crid] = chunkLoc{r.ws, r.model}
 	}
 	ix.applyDocs(chunks, docRows)
+	if keys {
+		ix.keysGen.Add(1)
+	}
 	for rid := range ents {
 		if !seen[rid] {
 			ix.dropEntity(rid)

@@ -272,3 +272,17 @@ func (s *Store) Stats(ctx context.Context, ws string) (postgram.StoreStats, erro
 	}
 	return st, nil
 }
+
+var _ postgram.KeyVersioner = (*Store)(nil)
+
+// KeysVersion implements postgram.KeyVersioner: the number of API-key
+// changes (other than last use) this process has applied from change_log,
+// after applying every change committed before the call. The library
+// caches verified keys while it stays the same, so a key revoked by any
+// process is refused on the next request here.
+func (s *Store) KeysVersion(ctx context.Context, ws string) (uint64, error) {
+	if err := s.idx.ensureFresh(ctx); err != nil {
+		return 0, fmt.Errorf("sqlite: keys version: %w", err)
+	}
+	return s.idx.keysGen.Load(), nil
+}

@@ -185,6 +185,7 @@ func (ix *index) load(ctx context.Context) error {
 	ix.applied = applied
 	ix.loaded = true
 	ix.mu.Unlock()
+	ix.keysGen.Add(1) // key changes in entries never applied may be lost
 	return nil
 }
 

@@ -407,6 +407,48 @@ func TestKeywordIndexFollowsAndReloads(t *testing.T) {
 	}
 }
 
+// TestKeyCacheFollowsOtherProcesses: a process that verified (and cached)
+// a key refuses it on its next request once another process revoked it,
+// and keeps accepting other keys.
+func TestKeyCacheFollowsOtherProcesses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "keys.db")
+	a, b := openAt(t, path), openAt(t, path)
+	ca, cb := newClient(t, a, nil), newClient(t, b, nil)
+	token, key, err := ca.CreateKey(ctx, postgram.KeySpec{Name: "shared", Scopes: postgram.AllScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, _, err := ca.CreateKey(ctx, postgram.KeySpec{Name: "kept", Scopes: postgram.AllScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		for _, tok := range []string{token, keep} {
+			if _, err := cb.Authenticate(ctx, tok); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Unrelated writes do not matter; the revocation does, at once.
+	if _, err := ca.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "unrelated"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if err := ca.RevokeKey(ctx, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.Authenticate(ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
+		t.Fatalf("the other process accepted a revoked key: %v", err)
+	}
+	if _, err := cb.Authenticate(ctx, keep); err != nil {
+		t.Fatalf("another key was refused after a revocation: %v", err)
+	}
+}
+
 // TestSearchSeesEveryReturnedWrite: with searches sharing freshness checks,
 // a search started after a write returned (in this process or another)
 // still finds it by keyword, however many searches run at once.
