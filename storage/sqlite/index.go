@@ -35,6 +35,7 @@ type index struct {
 	syncMu      sync.Mutex // serialises catching up
 	dataVersion int64
 	haveVersion bool
+	versionStmt *sql.Stmt // PRAGMA data_version on the watch connection, prepared once
 
 	// Freshness checks are shared: a caller needs a check that started
 	// after it arrived, and every caller waiting when one starts can use
@@ -147,6 +148,12 @@ func (ix *index) isLoaded() bool {
 }
 
 func (ix *index) release() {
+	ix.syncMu.Lock()
+	if ix.versionStmt != nil {
+		ix.versionStmt.Close()
+		ix.versionStmt = nil
+	}
+	ix.syncMu.Unlock()
 	ix.mu.Lock()
 	ix.spaces, ix.entLoc, ix.chunkLoc, ix.docWs = nil, nil, nil, nil
 	ix.loaded = false
@@ -303,8 +310,15 @@ func (ix *index) ensureFresh(ctx context.Context) error {
 func (ix *index) check(ctx context.Context) error {
 	ix.syncMu.Lock()
 	defer ix.syncMu.Unlock()
+	if ix.versionStmt == nil {
+		st, err := ix.s.watch.PrepareContext(ctx, "PRAGMA data_version")
+		if err != nil {
+			return fmt.Errorf("sqlite: check for changes: %w", mapErr(err))
+		}
+		ix.versionStmt = st
+	}
 	var dv int64
-	if err := ix.s.watch.QueryRowContext(ctx, "PRAGMA data_version").Scan(&dv); err != nil {
+	if err := ix.versionStmt.QueryRowContext(ctx).Scan(&dv); err != nil {
 		return fmt.Errorf("sqlite: check for changes: %w", mapErr(err))
 	}
 	if ix.haveVersion && dv == ix.dataVersion {
