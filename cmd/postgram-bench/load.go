@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +94,7 @@ type loadOptions struct {
 	databaseURL string
 	duration    time.Duration
 	concurrency int
+	sweep       []int
 	searchRatio float64
 	seed        int
 	queries     int
@@ -113,6 +116,17 @@ dropped and recreated on every run.`, stderr)
 	fs.StringVar(&o.databaseURL, "database-url", defaultDatabaseURL(), "PostgreSQL URL (default $DATABASE_URL, else the loopback test cluster)")
 	fs.DurationVar(&o.duration, "duration", 20*time.Second, "how long to drive load")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent HTTP clients")
+	fs.Func("sweep", "run the load at each of these client counts in turn, each on a fresh store, e.g. 8,16,32,64 (instead of --concurrency), and print a summary; profiles get the count as a suffix", func(v string) error {
+		o.sweep = o.sweep[:0]
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > 1024 {
+				return fmt.Errorf("client count %q: must be a number between 1 and 1024", f)
+			}
+			o.sweep = append(o.sweep, n)
+		}
+		return nil
+	})
 	fs.Float64Var(&o.searchRatio, "search-ratio", 0.8, "fraction of requests that are searches (the rest store)")
 	fs.IntVar(&o.seed, "seed-entities", 2000, "entities stored and embedded before the load")
 	fs.IntVar(&o.queries, "queries", 300, "distinct search queries (repeated, as real agents do)")
@@ -154,20 +168,72 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// levelResult is one load level's outcome.
+type levelResult struct {
+	clients          int
+	searches, stores summary
+	elapsed          time.Duration
+	errors           int64
+}
+
+// load runs the load at --concurrency, or at each --sweep level on a fresh
+// store of its own, and summarises a sweep.
 func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
+	levels := o.sweep
+	if len(levels) == 0 {
+		levels = []int{o.concurrency}
+	}
+	var results []levelResult
+	var failed int64
+	for i, clients := range levels {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		r, err := loadLevel(ctx, o, clients, stdout, stderr)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+		failed += r.errors
+	}
+	if len(results) > 1 {
+		fmt.Fprintln(stdout)
+		t := newTable("sweep (each level on a fresh store; target: ≥ 1,000 searches/s at p95 ≤ 30 ms)",
+			"clients", "searches/s", "search p50", "search p95", "search p99", "stores/s", "store p95", "errors", "target")
+		for _, r := range results {
+			met := "met"
+			if rate(r.searches.N, r.elapsed) < 1000 || r.searches.P95 > 30*time.Millisecond {
+				met = "not met"
+			}
+			t.add(fmt.Sprint(r.clients), perSec(rate(r.searches.N, r.elapsed)), ms(r.searches.P50), ms(r.searches.P95), ms(r.searches.P99),
+				perSec(rate(r.stores.N, r.elapsed)), ms(r.stores.P95), fmt.Sprint(r.errors), met)
+		}
+		if err := t.write(stdout); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d requests failed", failed)
+	}
+	return nil
+}
+
+// loadLevel seeds a fresh store, serves it and drives it with clients
+// concurrent clients for o.duration.
+func loadLevel(ctx context.Context, o loadOptions, clients int, stdout, stderr io.Writer) (levelResult, error) {
 	start := time.Now()
 	st, info, closeStore, err := openLoadStore(ctx, o)
 	if err != nil {
-		return err
+		return levelResult{}, err
 	}
 	defer closeStore()
 	emb := postgramtest.NewEmbedder(o.dims)
 	client, err := postgram.New(ctx, postgram.Config{Store: st, Embedder: emb})
 	if err != nil {
-		return err
+		return levelResult{}, err
 	}
 	fmt.Fprintf(stdout, "postgram-bench load\n  %s\n  store     %s\n  load      %d clients for %s, %.0f%% search / %.0f%% store, %d seeded entities, %d distinct queries, %d dims\n",
-		buildInfo(), info, o.concurrency, o.duration, o.searchRatio*100, (1-o.searchRatio)*100, o.seed, o.queries, o.dims)
+		buildInfo(), info, clients, o.duration, o.searchRatio*100, (1-o.searchRatio)*100, o.seed, o.queries, o.dims)
 
 	// Seed and embed.
 	vocab := NewVocabulary(defaultSeed)
@@ -175,21 +241,21 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 		_, err := client.Store(ctx, postgram.StoreInput{Type: postgram.TypeDocument, Content: ContentOfSize(vocab, defaultSeed, i, 800)})
 		return err
 	}); err != nil {
-		return fmt.Errorf("seed: %w", err)
+		return levelResult{}, fmt.Errorf("seed: %w", err)
 	}
 	if _, err := client.EnrichPending(ctx); err != nil {
-		return fmt.Errorf("seed: embed: %w", err)
+		return levelResult{}, fmt.Errorf("seed: embed: %w", err)
 	}
 	if pg, ok := st.(*postgres.Store); ok {
 		if err := analyze(ctx, pg, loadSchema); err != nil {
-			return err
+			return levelResult{}, err
 		}
 	}
 	logf(stderr, start, "seeded %d entities", o.seed)
 
 	token, _, err := client.CreateKey(ctx, postgram.KeySpec{Name: "load", Scopes: postgram.AllScopes})
 	if err != nil {
-		return err
+		return levelResult{}, err
 	}
 	// The server: the same handler stack postgram-server mounts, with the
 	// background worker running.
@@ -197,7 +263,7 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 	handler := rest.RequestID(rest.Recover(quiet)(rest.New(rest.Config{Client: client, Logger: quiet})))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return levelResult{}, err
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
@@ -205,7 +271,7 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 	wctx, stopWorker := context.WithCancel(context.Background())
 	defer stopWorker()
 	if err := client.Start(wctx); err != nil {
-		return err
+		return levelResult{}, err
 	}
 	defer client.Stop(context.Background())
 	base := "http://" + ln.Addr().String()
@@ -215,7 +281,7 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 	for i := range queries {
 		queries[i], _ = json.Marshal(map[string]any{"query": qg.short(), "limit": 10})
 	}
-	transport := &http.Transport{MaxIdleConns: o.concurrency * 2, MaxIdleConnsPerHost: o.concurrency * 2, IdleConnTimeout: time.Minute}
+	transport := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, IdleConnTimeout: time.Minute}
 	hc := &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	defer transport.CloseIdleConnections()
 
@@ -266,24 +332,30 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 	errCount.Store(0)
 	clear(errMsgs)
 
-	runCtx, cancel := context.WithTimeout(ctx, o.duration)
-	defer cancel()
-	var wg sync.WaitGroup
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	suffix := "" // a sweep writes one profile per level
+	if len(o.sweep) > 0 {
+		suffix = "." + strconv.Itoa(clients)
+	}
 	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+		f, err := os.Create(o.cpuProfile + suffix)
 		if err != nil {
-			return err
+			return levelResult{}, err
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
+			return levelResult{}, err
 		}
 		defer pprof.StopCPUProfile()
 	}
+	errCount.Store(0)
+	clear(errMsgs)
+	runCtx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	var wg sync.WaitGroup
 	t0 := time.Now()
-	for w := 0; w < o.concurrency; w++ {
+	for w := 0; w < clients; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -317,17 +389,16 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 		pprof.StopCPUProfile()
 	}
 	if o.memProfile != "" {
-		f, err := os.Create(o.memProfile)
+		f, err := os.Create(o.memProfile + suffix)
 		if err != nil {
-			return err
+			return levelResult{}, err
 		}
 		err = pprof.Lookup("allocs").WriteTo(f, 0)
 		f.Close()
 		if err != nil {
-			return err
+			return levelResult{}, err
 		}
 	}
-
 	var searches, stores []time.Duration
 	for _, s := range samples {
 		if s.search {
@@ -336,7 +407,7 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 			stores = append(stores, s.d)
 		}
 	}
-	t := newTable(fmt.Sprintf("load (%d clients, %s, loopback HTTP)", o.concurrency, o.duration),
+	t := newTable(fmt.Sprintf("load (%d clients, %s, loopback HTTP)", clients, o.duration),
 		"request", "n", "per second", "p50 ms", "p95 ms", "p99 ms", "max ms")
 	for _, row := range []struct {
 		name string
@@ -346,12 +417,13 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 		t.add(row.name, fmt.Sprint(s.N), perSec(rate(s.N, elapsed)), ms(s.P50), ms(s.P95), ms(s.P99), ms(s.Max))
 	}
 	if err := t.write(stdout); err != nil {
-		return err
+		return levelResult{}, err
 	}
 	fmt.Fprintf(stdout, "errors: %d\n", errCount.Load())
 	for msg, n := range errMsgs {
 		fmt.Fprintf(stdout, "  %d × %s\n", n, msg)
 	}
+	res := levelResult{clients, summarize(searches), summarize(stores), elapsed, errCount.Load()}
 	q, err := client.QueueStatus(ctx, 0)
 	if err == nil {
 		fmt.Fprintf(stdout, "queue after the run: %d pending, %d completed, %d failed\n", q.Embedding.Pending, q.Embedding.Completed, q.Embedding.Failed)
@@ -359,8 +431,5 @@ func load(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "go runtime: %.1f MiB allocated during the run, GOMAXPROCS=%d\n",
 		float64(ms1.TotalAlloc-ms0.TotalAlloc)/(1<<20), runtime.GOMAXPROCS(0))
 	printFooter(stdout, start)
-	if errCount.Load() > 0 {
-		return fmt.Errorf("%d requests failed", errCount.Load())
-	}
-	return nil
+	return res, nil
 }
