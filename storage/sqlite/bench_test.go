@@ -199,6 +199,11 @@ func openFixture(b testing.TB, n, dims int) *Store {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
+	// A fixture kept (POSTGRAM_SQLITE_FIXTURES) from an older schema is
+	// migrated as a user's file would be.
+	if err := st.Migrate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
 	return st
 }
 

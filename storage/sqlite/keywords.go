@@ -36,13 +36,9 @@ type kwSet struct {
 	content []string
 	tsv     [][]byte
 	live    []bool
-	// Where each lexeme of a chunk's tsvector starts in it, so scoring
-	// finds the query's lexemes by bisection instead of decoding them all:
-	// the chunk's offsets are offs[offAt[s]:offAt[s]+offN[s]] (offAt is -1
-	// for a tsvector out of byte order or malformed).
-	offs  []uint32
-	offAt []int32
-	offN  []int32
+	// walk marks chunks scored by walking their tsvector: one out of byte
+	// order (it may repeat a lexeme) or malformed.
+	walk []bool
 
 	nlive, ndead int
 	unordered    bool // a chunk was added with a rid below the last slot's
@@ -52,8 +48,14 @@ type kwSet struct {
 	byChunk map[uuid.UUID]int32 // chunk id → live slot
 }
 
-// postList is the ascending slots of the chunks holding one lexeme.
-type postList struct{ s []int32 }
+// postList is the ascending slots of the chunks holding one lexeme, and
+// where in each chunk's tsvector that lexeme's positions are encoded (the
+// offset of their count), so scoring a chunk reads its positions there
+// instead of searching its tsvector.
+type postList struct {
+	s   []int32
+	pos []uint32
+}
 
 func newKwSet() *kwSet {
 	return &kwSet{post: map[string]*postList{}, slot: map[int64]int32{}, byChunk: map[uuid.UUID]int32{}}
@@ -84,7 +86,7 @@ func (ks *kwSet) add(d kwDoc) {
 	ks.nlive++
 	ks.slot[d.rid] = s
 	ks.byChunk[d.chunk] = s
-	at, sorted := len(ks.offs), true
+	sorted := true
 	var prev []byte
 	err := walkTSV(d.tsv, func(word []byte, _ int, _ []byte) {
 		p := ks.post[string(word)]
@@ -92,38 +94,16 @@ func (ks *kwSet) add(d kwDoc) {
 			p = &postList{}
 			ks.post[string(word)] = p
 		}
+		// The word is a subslice of the tsvector; its positions' count
+		// follows it.
 		p.s = append(p.s, s)
+		p.pos = append(p.pos, uint32(cap(d.tsv)-cap(word)+len(word)))
 		if prev != nil && string(word) <= string(prev) {
 			sorted = false
 		}
 		prev = word
-		// The word's bytes lie within the tsvector: its entry (length
-		// varint first) starts where the varint before them does.
-		at := cap(d.tsv) - cap(word) // where the word's bytes start
-		start := at - uvarintLen(uint64(len(word)))
-		if n, k := binary.Uvarint(d.tsv[max(start, 0):at]); start < 0 || k != at-start || n != uint64(len(word)) {
-			sorted = false // a length not in its shortest form
-			return
-		}
-		ks.offs = append(ks.offs, uint32(start))
 	})
-	if err != nil || !sorted || len(d.tsv) > math.MaxUint32 {
-		ks.offs = ks.offs[:at]
-		ks.offAt = append(ks.offAt, -1)
-		ks.offN = append(ks.offN, 0)
-		return
-	}
-	ks.offAt = append(ks.offAt, int32(at))
-	ks.offN = append(ks.offN, int32(len(ks.offs)-at))
-}
-
-func uvarintLen(v uint64) int {
-	n := 1
-	for v >= 0x80 {
-		v >>= 7
-		n++
-	}
-	return n
+	ks.walk = append(ks.walk, err != nil || !sorted || len(d.tsv) > math.MaxUint32)
 }
 
 // remove drops the chunk with rid, if held.
@@ -296,73 +276,75 @@ func (v *kwView) ok(s int32) bool {
 	return v.ks.live[s] && v.admit[v.ks.ent[s]]
 }
 
-// hit scores slot s against q (bare: ids only).
-func (v *kwView) hit(s int32, q *terms, d *docTerms, bare bool) (postgram.KeywordHit, error) {
+// hit returns slot s's hit without scores (ids, and unless bare its
+// content and update time).
+func (v *kwView) hit(s int32, bare bool) postgram.KeywordHit {
 	e := &v.sp.ents[v.ks.ent[s]]
 	h := postgram.KeywordHit{ChunkID: v.ks.chunk[s], EntityID: e.id}
-	if bare {
-		return h, nil
+	if !bare {
+		h.Content, h.UpdatedAt = v.ks.content[s], fromMicros(e.updated)
 	}
-	if err := v.ks.scan(s, q, d); err != nil {
-		return h, fmt.Errorf("chunk %s: %w", h.ChunkID, err)
-	}
-	h.Matched, h.Rank = q.mask(d), float64(q.rankCD(d))
-	h.Content, h.UpdatedAt = v.ks.content[s], fromMicros(e.updated)
-	return h, nil
+	return h
 }
 
-// scan reads slot s's positions of q's lexemes into d.
-func (ks *kwSet) scan(s int32, q *terms, d *docTerms) error {
-	at := ks.offAt[s]
-	if at < 0 {
-		return q.scan(ks.tsv[s], d)
+// score returns each slot's term mask and rank against q. It reads the
+// positions through the query lexemes' posting lists, walking each list
+// once over the slots in ascending order (galloping), so a chunk's
+// tsvector is only touched where its positions are.
+func (v *kwView) score(slots []int32, q *terms) ([]uint32, []float32, error) {
+	ks, n := v.ks, len(q.Lexemes)
+	present := make([]bool, len(slots)*n)
+	posv := make([][]uint16, len(slots)*n)
+	docs := make([]docTerms, len(slots))
+	for k := range docs {
+		docs[k] = docTerms{Present: present[k*n : (k+1)*n : (k+1)*n], Pos: posv[k*n : (k+1)*n : (k+1)*n]}
 	}
-	q.Reset(d)
-	tsv, offs := ks.tsv[s], ks.offs[at:at+ks.offN[s]]
-	lo := 0
-	for i, lex := range q.Lexemes {
-		// The first lexeme of the chunk at or after lex (both sorted).
-		hi := len(offs)
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if string(wordAt(tsv, offs[m])) < lex {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		if lo == len(offs) {
-			break
-		}
-		w := wordAt(tsv, offs[lo])
-		if string(w) != lex {
+	order := make([]int, len(slots))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int { return int(slots[a]) - int(slots[b]) })
+	var arena []uint16
+	for l, lex := range q.Lexemes {
+		p := ks.post[lex]
+		if p == nil {
 			continue
 		}
-		rest := tsv[int(offs[lo])+uvarintLen(uint64(len(w)))+len(w):]
-		np, k := binary.Uvarint(rest)
-		if k <= 0 {
-			return errBadTSV
+		at := 0
+		for _, k := range order {
+			s := slots[k]
+			if at = gallop(p.s, at, s); at == len(p.s) {
+				break
+			}
+			if p.s[at] != s || ks.walk[s] {
+				continue
+			}
+			rest := ks.tsv[s][p.pos[at]:]
+			np, m := binary.Uvarint(rest)
+			if m <= 0 {
+				return nil, nil, fmt.Errorf("chunk %s: %w", ks.chunk[s], errBadTSV)
+			}
+			rest = rest[m:]
+			pl, m := binary.Uvarint(rest)
+			if m <= 0 || uint64(len(rest)-m) < pl {
+				return nil, nil, fmt.Errorf("chunk %s: %w", ks.chunk[s], errBadTSV)
+			}
+			start := len(arena)
+			arena = decodePositions(int(np), rest[m:m+int(pl)], arena)
+			docs[k].Present[l] = true
+			docs[k].Pos[l] = arena[start:len(arena):len(arena)]
 		}
-		rest = rest[k:]
-		pl, k := binary.Uvarint(rest)
-		if k <= 0 || uint64(len(rest)-k) < pl {
-			return errBadTSV
+	}
+	masks, ranks := make([]uint32, len(slots)), make([]float32, len(slots))
+	for k, s := range slots {
+		if ks.walk[s] {
+			if err := q.scan(ks.tsv[s], &docs[k]); err != nil {
+				return nil, nil, fmt.Errorf("chunk %s: %w", ks.chunk[s], err)
+			}
 		}
-		d.Present[i] = true
-		d.Pos[i] = decodePositions(int(np), rest[k:k+int(pl)], d.Pos[i])
-		lo++
+		masks[k], ranks[k] = q.mask(&docs[k]), q.rankCD(&docs[k])
 	}
-	return nil
-}
-
-// wordAt returns the lexeme whose entry starts at off in a well-formed
-// tsvector.
-func wordAt(tsv []byte, off uint32) []byte {
-	if n := uint32(tsv[off]); n < 0x80 { // a lexeme under 128 bytes
-		return tsv[off+1 : off+1+n]
-	}
-	n, k := binary.Uvarint(tsv[off:])
-	return tsv[int(off)+k : int(off)+k+int(n)]
+	return masks, ranks, nil
 }
 
 // termCount counts the live chunks of ws holding every lexeme of each
@@ -437,35 +419,19 @@ func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use
 			}
 		}
 	}
-	var (
-		hits    []postgram.KeywordHit
-		rids    []int64
-		d       docTerms
-		scanErr error
-	)
-	// take adds slot s when it qualifies; false stops the walk.
-	take := func(s int32, bare, check bool) bool {
-		if !v.ok(s) || exclude[s] {
-			return true
+	// The chunks, in the probe's order; scored afterwards.
+	var slots []int32
+	take := func(s int32) bool {
+		if v.ok(s) && !exclude[s] {
+			slots = append(slots, s)
 		}
-		h, err := v.hit(s, t, &d, bare && !check)
-		if err != nil {
-			scanErr = err
-			return false
-		}
-		if check && !holds(h.Matched) {
-			return true
-		}
-		if bare {
-			h = postgram.KeywordHit{ChunkID: h.ChunkID, EntityID: h.EntityID}
-		}
-		hits = append(hits, h)
-		rids = append(rids, v.ks.rid[s])
-		return len(hits) < q.Limit
+		return len(slots) < q.Limit
 	}
 	switch {
 	case len(q.Only) > 0:
-		// The listed chunks, each once, in the order given.
+		// The listed chunks, each once, in the order given; the probe is
+		// checked on their scores below, and the limit applies to those
+		// that pass.
 		seen := make(map[int32]bool, len(q.Only))
 		for _, id := range q.Only {
 			s, ok := v.ks.byChunk[id]
@@ -473,8 +439,8 @@ func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use
 				continue
 			}
 			seen[s] = true
-			if !take(s, q.Bare, true) {
-				break
+			if v.ok(s) && !exclude[s] {
+				slots = append(slots, s)
 			}
 		}
 	case q.Mode == postgram.ProbeAny:
@@ -484,16 +450,41 @@ func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use
 				lists = append(lists, m)
 			}
 		}
-		union(lists, func(s int32) bool { return take(s, q.Bare, false) })
+		union(lists, take)
 	default: // ProbeAll over the terms in use, or ProbeTerm's one term
 		for _, s := range v.ks.matching(t, lexemesOf(t, use)) {
-			if !take(s, q.Bare, false) {
+			if !take(s) {
 				break
 			}
 		}
 	}
-	if scanErr != nil {
-		return nil, nil, scanErr
+	scored := len(q.Only) > 0 || !q.Bare
+	var masks []uint32
+	var ranks []float32
+	if scored {
+		var err error
+		if masks, ranks, err = v.score(slots, t); err != nil {
+			return nil, nil, err
+		}
+	}
+	hits := make([]postgram.KeywordHit, 0, len(slots))
+	rids := make([]int64, 0, len(slots))
+	for k, s := range slots {
+		if len(hits) >= q.Limit {
+			break
+		}
+		if len(q.Only) > 0 && !holds(masks[k]) {
+			continue
+		}
+		h := v.hit(s, q.Bare)
+		if !q.Bare {
+			h.Matched, h.Rank = masks[k], float64(ranks[k])
+		}
+		hits = append(hits, h)
+		rids = append(rids, v.ks.rid[s])
+	}
+	if len(hits) == 0 {
+		hits, rids = nil, nil
 	}
 	return hits, rids, nil
 }
@@ -523,25 +514,18 @@ func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) 
 	if !ok {
 		return res, nil
 	}
-	res.Hits = make([]postgram.KeywordHit, 0, q.Limit)
+	pool := make([]int32, 0, q.Limit)
 	seen := make(map[int32]bool, q.Limit)
-	var d docTerms
-	step := func(slots []int32) error {
+	step := func(slots []int32) {
 		for _, s := range slots {
-			if len(res.Hits) >= q.Limit {
-				return nil
+			if len(pool) >= q.Limit {
+				return
 			}
-			if seen[s] || !v.ok(s) {
-				continue
+			if !seen[s] && v.ok(s) {
+				seen[s] = true
+				pool = append(pool, s)
 			}
-			seen[s] = true
-			h, err := v.hit(s, t, &d, false)
-			if err != nil {
-				return err
-			}
-			res.Hits = append(res.Hits, h)
 		}
-		return nil
 	}
 	var use []int
 	for i, ls := range t.Of {
@@ -550,18 +534,24 @@ func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) 
 		}
 	}
 	if len(use) > 0 {
-		if err := step(v.ks.matching(t, lexemesOf(t, use))); err != nil {
-			return postgram.KeywordFillResult{}, err
-		}
+		step(v.ks.matching(t, lexemesOf(t, use)))
 	}
-	res.Conjunction = len(res.Hits)
+	res.Conjunction = len(pool)
 	for _, i := range q.Order {
-		if len(res.Hits) >= q.Limit {
+		if len(pool) >= q.Limit {
 			break
 		}
-		if err := step(v.ks.matching(t, t.Of[i])); err != nil {
-			return postgram.KeywordFillResult{}, err
-		}
+		step(v.ks.matching(t, t.Of[i]))
+	}
+	masks, ranks, err := v.score(pool, t)
+	if err != nil {
+		return postgram.KeywordFillResult{}, err
+	}
+	res.Hits = make([]postgram.KeywordHit, len(pool))
+	for k, s := range pool {
+		h := v.hit(s, false)
+		h.Matched, h.Rank = masks[k], float64(ranks[k])
+		res.Hits[k] = h
 	}
 	if len(res.Hits) == 0 {
 		res.Hits = nil
