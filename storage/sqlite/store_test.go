@@ -407,6 +407,92 @@ func TestKeywordIndexFollowsAndReloads(t *testing.T) {
 	}
 }
 
+// TestGroupCommitIsolatesWrites: writes committed together still succeed
+// or fail one by one. Concurrent updates of one entity at the same version
+// race inside the writer: exactly one wins and the others fail with a
+// conflict that changes nothing, while the stores and winning updates
+// committed beside them all persist.
+func TestGroupCommitIsolatesWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// Durable commits (an fsync each) make writes queue up, so many are
+	// committed together.
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "group.db"), Durable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, st, nil)
+	const n, racers = 30, 3
+	targets := make([]*postgram.Entity, n)
+	for i := range targets {
+		e, err := c.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: fmt.Sprintf("target %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets[i] = e
+	}
+	var wg sync.WaitGroup
+	updErrs := make([][racers]error, n)
+	storeErrs := make([]error, n)
+	for i := range n {
+		for j := range racers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				content := fmt.Sprintf("updated %d by %d", i, j)
+				_, updErrs[i][j] = c.Update(ctx, targets[i].ID, postgram.UpdateInput{Version: 1, Content: &content})
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, storeErrs[i] = c.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: fmt.Sprintf("fresh %d", i)})
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if storeErrs[i] != nil {
+			t.Fatalf("store %d failed beside conflicting updates: %v", i, storeErrs[i])
+		}
+		winner := -1
+		for j, err := range updErrs[i] {
+			switch {
+			case err == nil && winner < 0:
+				winner = j
+			case err == nil:
+				t.Fatalf("target %d: two updates at version 1 both succeeded", i)
+			case !errors.Is(err, postgram.ErrConflict):
+				t.Fatalf("target %d, update %d: %v, want a conflict", i, j, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("target %d: no update succeeded: %v", i, updErrs[i])
+		}
+		e, err := c.Recall(ctx, targets[i].ID)
+		if err != nil || e.Version != 2 || e.Content != fmt.Sprintf("updated %d by %d", i, winner) {
+			t.Fatalf("target %d after the writes: %v %+v", i, err, e)
+		}
+	}
+	page, err := c.List(ctx, postgram.ListOptions{Limit: 100})
+	if err != nil || len(page.Items) != 2*n {
+		t.Fatalf("entities after the writes: %v, %d, want %d", err, len(page.Items), 2*n)
+	}
+	// A write whose context has ended is not run.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Store(done, postgram.StoreInput{Type: postgram.TypeMemory, Content: "never"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("store with a canceled context: %v", err)
+	}
+	page, _ = c.List(ctx, postgram.ListOptions{Limit: 100})
+	if len(page.Items) != 2*n {
+		t.Fatalf("a canceled store was written: %d entities", len(page.Items))
+	}
+}
+
 // TestKeyCacheFollowsOtherProcesses: a process that verified (and cached)
 // a key refuses it on its next request once another process revoked it,
 // and keeps accepting other keys.
