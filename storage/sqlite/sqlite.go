@@ -26,10 +26,13 @@
 // write with an error wrapping postgram.ErrUnavailable; SQLite rolls the
 // transaction back and the file stays intact.
 //
-// All writes of a Store go through one connection (a pool of one), each in a
-// BEGIN IMMEDIATE transaction, so the goroutines of a process queue in Go
-// instead of contending for SQLite's lock, and other processes wait up to
-// BusyTimeout for it. Reads use a separate pool of read-only connections,
+// All writes of a Store go through one connection (a pool of one), run by
+// one goroutine in BEGIN IMMEDIATE transactions, so the goroutines of a
+// process queue in Go instead of contending for SQLite's lock. Writes that
+// queue while a transaction commits are committed together, each in its
+// own savepoint (group commit: one fsync for all of them with durable
+// commits; a failing write still rolls back alone). Other processes wait
+// up to BusyTimeout for the file's write lock. Reads use a separate pool of read-only connections,
 // which WAL never blocks (reading with pread by default; see MmapBytes).
 //
 // # Keyword branch
