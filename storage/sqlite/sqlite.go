@@ -613,6 +613,17 @@ func (s *Store) writer() {
 	}
 }
 
+// runWrite runs fn, turning a panic into its error: it runs on the writer
+// goroutine, where a panic would end the process, not one request.
+func runWrite(fn func(tx *sql.Tx) error, tx *sql.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("sqlite: write panicked: %v", p)
+		}
+	}()
+	return fn(tx)
+}
+
 // commitBatch runs the batch's writes in one transaction and answers each.
 func (s *Store) commitBatch(batch []*writeReq) {
 	run := make([]*writeReq, 0, len(batch))
@@ -646,14 +657,14 @@ func (s *Store) commitBatch(batch []*writeReq) {
 			continue
 		}
 		if len(run) == 1 {
-			errs[i] = r.fn(tx)
+			errs[i] = runWrite(r.fn, tx)
 			break
 		}
 		if _, err := tx.ExecContext(bg, "SAVEPOINT postgram_write"); err != nil {
 			broken, errs[i] = err, err
 			continue
 		}
-		errs[i] = r.fn(tx)
+		errs[i] = runWrite(r.fn, tx)
 		if errs[i] != nil {
 			// Some errors (a full disk, I/O) make SQLite roll back the
 			// whole transaction: the savepoint is gone then.
