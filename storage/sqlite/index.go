@@ -74,15 +74,18 @@ type space struct {
 // recent first): a search admits every entity of the workspace through its
 // filter, and evaluating it on 50,000 entities costs more than the vector
 // scan's first pass, while searches mostly repeat a few filters (the
-// default one, a client's). Lists are immutable once published.
+// default one, a client's). Searches only read a published list; an
+// entity change updates it in place under the index's write lock (see
+// entityChanged).
 type maskList struct {
 	gen   uint64
 	items []admitMask
 }
 
 type admitMask struct {
-	key  string // the filter, as JSON
-	mask []bool // by entity slot
+	key  string                // the filter, as JSON
+	f    postgram.EntityFilter // the filter, to re-evaluate a changed entity
+	mask []bool                // by entity slot
 }
 
 const maskCacheSize = 4
@@ -107,7 +110,10 @@ func (sp *space) admitted(f *postgram.EntityFilter) []bool {
 	if err != nil {
 		return mask
 	}
-	next := &maskList{gen: sp.gen, items: []admitMask{{key, mask}}}
+	kept := *f // the caller's slices may be reused; the cache keeps its own
+	kept.Types, kept.Statuses = slices.Clone(f.Types), slices.Clone(f.Statuses)
+	kept.Visibilities, kept.Tags = slices.Clone(f.Visibilities), slices.Clone(f.Tags)
+	next := &maskList{gen: sp.gen, items: []admitMask{{key, kept, mask}}}
 	if cur != nil && cur.gen == sp.gen {
 		for _, m := range cur.items {
 			if len(next.items) == maskCacheSize {
@@ -190,13 +196,12 @@ func (ix *index) putEntity(ws string, a entAttr) {
 		cur := &loc.sp.ents[loc.slot]
 		if loc.sp == ix.spaces[ws] && cur.id == a.id {
 			*cur = a
-			loc.sp.gen++
+			loc.sp.entityChanged(loc.slot)
 			return
 		}
 		ix.dropEntity(a.rid) // the rid was reused by another entity
 	}
 	sp := ix.space(ws)
-	sp.gen++
 	var slot int32
 	if n := len(sp.free); n > 0 {
 		slot = sp.free[n-1]
@@ -207,6 +212,7 @@ func (ix *index) putEntity(ws string, a entAttr) {
 		sp.ents = append(sp.ents, a)
 	}
 	ix.entLoc[a.rid] = entLoc{sp, slot}
+	sp.entityChanged(slot)
 }
 
 func (ix *index) dropEntity(rid int64) {
@@ -216,8 +222,31 @@ func (ix *index) dropEntity(rid int64) {
 	}
 	loc.sp.ents[loc.slot] = entAttr{}
 	loc.sp.free = append(loc.sp.free, loc.slot)
-	loc.sp.gen++
+	loc.sp.entityChanged(loc.slot)
 	delete(ix.entLoc, rid)
+}
+
+// entityChanged records that the entity in slot changed: the cached
+// filters' masks are brought up to date for that slot alone: a write
+// changes a few entities, and re-evaluating a filter on every entity of the
+// workspace after each write made the next search pay for all of them
+// (50,000 admits at 50,000 entities). The caller holds the index's lock
+// for writing, so no search is reading the masks.
+func (sp *space) entityChanged(slot int32) {
+	cur := sp.masks.Load()
+	valid := cur != nil && cur.gen == sp.gen
+	sp.gen++
+	if !valid {
+		return
+	}
+	for i := range cur.items {
+		m := &cur.items[i]
+		for int(slot) >= len(m.mask) {
+			m.mask = append(m.mask, false)
+		}
+		m.mask[slot] = admits(&m.f, &sp.ents[slot])
+	}
+	cur.gen = sp.gen
 }
 
 func (ix *index) dropVector(chunkRID int64) {

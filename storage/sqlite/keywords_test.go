@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/query"
 )
 
@@ -143,5 +144,64 @@ func TestKwPostings(t *testing.T) {
 	ks = ks.rebuilt()
 	if got := live(ks.matching(q, q.Of[0])); !slices.Equal(got, []int64{2, 3}) || ks.ndead != 0 || ks.nlive != 3 {
 		t.Fatalf("rebuilt: gamma in %v, %d live, %d dead", got, ks.nlive, ks.ndead)
+	}
+}
+
+// TestAdmittedMasksFollowEntityChanges checks that the cached filter masks,
+// updated per changed entity, always equal a fresh evaluation.
+func TestAdmittedMasksFollowEntityChanges(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(11, 12))
+	ix := &index{spaces: map[string]*space{}, entLoc: map[int64]entLoc{}}
+	types := []postgram.EntityType{postgram.TypeMemory, postgram.TypeTask, postgram.TypeDocument}
+	filters := []postgram.EntityFilter{
+		{},
+		{Types: []postgram.EntityType{postgram.TypeTask}},
+		{Tags: []string{"a"}, IncludeArchived: true},
+		{Statuses: []postgram.Status{postgram.StatusArchived}},
+		{Visibilities: []postgram.Visibility{postgram.VisibilityPersonal}, Owner: "ana"},
+	}
+	randomEntity := func(rid int64) entAttr {
+		a := entAttr{live: true, rid: rid, id: uuid.New(), typ: types[r.IntN(len(types))], status: postgram.StatusActive,
+			vis: postgram.VisibilityWork, updated: int64(r.IntN(1000))}
+		if r.IntN(3) == 0 {
+			a.status = postgram.StatusArchived
+		}
+		if r.IntN(2) == 0 {
+			a.vis, a.owner = postgram.VisibilityPersonal, "ana"
+		}
+		if r.IntN(2) == 0 {
+			a.tags = []string{"a"}
+		}
+		return a
+	}
+	for rid := range int64(50) {
+		ix.putEntity("w", randomEntity(rid))
+	}
+	sp := ix.spaces["w"]
+	for round := range 300 {
+		for i := range filters[:3] { // the cache holds four; use some
+			sp.admitted(&filters[(round+i)%len(filters)])
+		}
+		switch rid := int64(r.IntN(70)); r.IntN(3) {
+		case 0:
+			ix.dropEntity(rid)
+		case 1: // an update keeps the entity's id
+			if loc, ok := ix.entLoc[rid]; ok {
+				a := randomEntity(rid)
+				a.id = loc.sp.ents[loc.slot].id
+				ix.putEntity("w", a)
+			}
+		default:
+			ix.putEntity("w", randomEntity(rid))
+		}
+		for i := range filters {
+			got := sp.admitted(&filters[i])
+			for slot := range sp.ents {
+				if want := admits(&filters[i], &sp.ents[slot]); got[slot] != want {
+					t.Fatalf("round %d, filter %d, slot %d: cached %v, evaluated %v", round, i, slot, got[slot], want)
+				}
+			}
+		}
 	}
 }
