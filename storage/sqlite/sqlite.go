@@ -811,13 +811,6 @@ func micros(t time.Time) int64 { return t.UnixMicro() }
 // fromMicros converts a stored time back.
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
-func nullMicros(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return micros(*t)
-}
-
 func timePtr(v sql.NullInt64) *time.Time {
 	if !v.Valid {
 		return nil
