@@ -407,17 +407,16 @@ func TestKeywordIndexFollowsAndReloads(t *testing.T) {
 	}
 }
 
-// TestGroupCommitIsolatesWrites: writes committed together still succeed
-// or fail one by one. Concurrent updates of one entity at the same version
-// race inside the writer: exactly one wins and the others fail with a
-// conflict that changes nothing, while the stores and winning updates
-// committed beside them all persist.
-func TestGroupCommitIsolatesWrites(t *testing.T) {
+// TestConcurrentWritesFailAlone: concurrent updates of one entity at the
+// same version race in the store: exactly one wins and the others fail
+// with a conflict that changes nothing, while the stores and winning
+// updates around them all persist; a write whose context has ended is not
+// run.
+func TestConcurrentWritesFailAlone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	// Durable commits (an fsync each) make writes queue up, so many are
-	// committed together.
-	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "group.db"), Durable: true})
+	// Durable commits (an fsync each) make the writes queue up.
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "race.db"), Durable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
