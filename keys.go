@@ -192,8 +192,8 @@ func (c *Client) Authenticate(ctx context.Context, token string) (*Client, error
 
 // keyCache holds verified keys. It is only used while the store's change
 // feed is connected, or with a KeyVersioner store; a revocation (from any
-// process), a disconnect or a new keys version clears it. The generation guards against caching a key read before a
-// concurrent invalidation.
+// process), a disconnect or a new keys version clears it. The generation
+// guards against caching a key read before a concurrent invalidation.
 type keyCache struct {
 	mu      sync.Mutex
 	enabled bool

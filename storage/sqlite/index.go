@@ -30,7 +30,6 @@ type index struct {
 	spaces   map[string]*space
 	entLoc   map[int64]entLoc   // entity rid → its slot
 	chunkLoc map[int64]chunkLoc // chunk rid → the set holding its vector
-	docWs    map[int64]string   // chunk rid → the workspace whose keyword index holds it
 
 	syncMu      sync.Mutex // serialises catching up
 	dataVersion int64
@@ -161,7 +160,7 @@ func (ix *index) release() {
 	}
 	ix.syncMu.Unlock()
 	ix.mu.Lock()
-	ix.spaces, ix.entLoc, ix.chunkLoc, ix.docWs = nil, nil, nil, nil
+	ix.spaces, ix.entLoc, ix.chunkLoc = nil, nil, nil
 	ix.loaded = false
 	ix.mu.Unlock()
 }
@@ -437,20 +436,12 @@ func (ix *index) catchUp(ctx context.Context) error {
 	var entRows []entRow
 	if len(ents) > 0 {
 		rows, err := query("SELECT "+entityAttrCols+" FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN entities ON rid = j.value", ridList(ents))
-		if err != nil {
-			return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
-		}
-		for rows.Next() {
+		entRows, err = collectRows(rows, err, func(rows *sql.Rows) (entRow, error) {
 			ws, a, err := scanEntAttr(rows)
-			if err != nil {
-				rows.Close()
-				return fmt.Errorf("sqlite: update vector index: %w", err)
-			}
-			entRows = append(entRows, entRow{ws, a})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+			return entRow{ws, a}, err
+		})
+		if err != nil {
+			return fmt.Errorf("sqlite: update vector index: %w", err)
 		}
 	}
 	type vecRow struct {
@@ -494,20 +485,8 @@ func (ix *index) catchUp(ctx context.Context) error {
 		// whose embedding changed.
 		rows, err := query(`SELECT c.rid, c.workspace_id, c.id, c.entity_rid, c.content, c.tsv
 			FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunks c ON c.rid = j.value`, ridList(chunks))
-		if err != nil {
-			return fmt.Errorf("sqlite: update keyword index: %w", mapErr(err))
-		}
-		for rows.Next() {
-			r, err := scanDocRow(rows)
-			if err != nil {
-				rows.Close()
-				return fmt.Errorf("sqlite: update keyword index: %w", err)
-			}
-			docRows = append(docRows, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("sqlite: update keyword index: %w", mapErr(err))
+		if docRows, err = collectRows(rows, err, scanDocRow); err != nil {
+			return fmt.Errorf("sqlite: update keyword index: %w", err)
 		}
 	}
 	tx.Rollback()
@@ -554,6 +533,24 @@ func (ix *index) catchUp(ctx context.Context) error {
 	return nil
 }
 
+// collectRows scans every row of a query's result (rows and err as the
+// query returned them) and closes it.
+func collectRows[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, mapErr(rows.Err())
+}
+
 // docRow is a chunk row read for the keyword index.
 type docRow struct {
 	ws   string
@@ -580,18 +577,20 @@ func scanDocRow(rows *sql.Rows) (docRow, error) {
 func (ix *index) applyDocs(changed map[int64]bool, rows []docRow) {
 	keep := make(map[int64]bool, len(rows))
 	for _, r := range rows {
-		if ws, ok := ix.docWs[r.d.rid]; ok && ws == r.ws {
-			if sp := ix.spaces[ws]; sp != nil && sp.kw != nil {
-				ks := sp.kw
-				if s, ok := ks.slot[r.d.rid]; ok && ks.chunk[s] == r.d.chunk {
-					keep[r.d.rid] = true
-				}
+		if sp := ix.spaces[r.ws]; sp != nil && sp.kw != nil {
+			if s, ok := sp.kw.slot[r.d.rid]; ok && sp.kw.chunk[s] == r.d.chunk {
+				keep[r.d.rid] = true
 			}
 		}
 	}
 	for rid := range changed {
-		if !keep[rid] {
-			ix.dropDoc(rid)
+		if keep[rid] {
+			continue
+		}
+		for _, sp := range ix.spaces { // a process holds few workspaces
+			if sp.kw != nil {
+				sp.kw.remove(rid)
+			}
 		}
 	}
 	slices.SortFunc(rows, func(a, b docRow) int { return cmp.Compare(a.d.rid, b.d.rid) })
@@ -618,18 +617,6 @@ func (ix *index) addDoc(r docRow) {
 	}
 	r.d.ent = el.slot
 	el.sp.kw.add(r.d)
-	ix.docWs[r.d.rid] = r.ws
-}
-
-func (ix *index) dropDoc(rid int64) {
-	ws, ok := ix.docWs[rid]
-	if !ok {
-		return
-	}
-	if sp := ix.spaces[ws]; sp != nil && sp.kw != nil {
-		sp.kw.remove(rid)
-	}
-	delete(ix.docWs, rid)
 }
 
 func ridList(m map[int64]bool) string {

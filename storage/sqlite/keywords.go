@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -136,15 +137,7 @@ func (ks *kwSet) rebuilt() *kwSet {
 			order = append(order, int32(s))
 		}
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		switch {
-		case ks.rid[a] < ks.rid[b]:
-			return -1
-		case ks.rid[a] > ks.rid[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(ks.rid[a], ks.rid[b]) })
 	nk := newKwSet()
 	for _, s := range order {
 		nk.add(kwDoc{ks.rid[s], ks.chunk[s], ks.ent[s], ks.content[s], ks.tsv[s]})
@@ -421,8 +414,9 @@ func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use
 	}
 	// The chunks, in the probe's order; scored afterwards.
 	var slots []int32
+	usable := func(s int32) bool { return v.ok(s) && !exclude[s] }
 	take := func(s int32) bool {
-		if v.ok(s) && !exclude[s] {
+		if usable(s) {
 			slots = append(slots, s)
 		}
 		return len(slots) < q.Limit
@@ -439,7 +433,7 @@ func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use
 				continue
 			}
 			seen[s] = true
-			if v.ok(s) && !exclude[s] {
+			if usable(s) {
 				slots = append(slots, s)
 			}
 		}
@@ -527,13 +521,7 @@ func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) 
 			}
 		}
 	}
-	var use []int
-	for i, ls := range t.Of {
-		if len(ls) > 0 {
-			use = append(use, i)
-		}
-	}
-	if len(use) > 0 {
+	if use := t.withLexemes(); len(use) > 0 {
 		step(v.ks.matching(t, lexemesOf(t, use)))
 	}
 	res.Conjunction = len(pool)

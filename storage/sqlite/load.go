@@ -181,7 +181,7 @@ func (ix *index) load(ctx context.Context) error {
 	ix.s.log.Debug("vector index loaded", "entities", len(nx.entLoc), "vectors", len(nx.chunkLoc), "connections", len(txs),
 		"entities_took", entsTook.String(), "took", time.Since(start).String())
 	ix.mu.Lock()
-	ix.spaces, ix.entLoc, ix.chunkLoc, ix.docWs = nx.spaces, nx.entLoc, nx.chunkLoc, nx.docWs
+	ix.spaces, ix.entLoc, ix.chunkLoc = nx.spaces, nx.entLoc, nx.chunkLoc
 	ix.applied = applied
 	ix.loaded = true
 	ix.mu.Unlock()
@@ -352,22 +352,17 @@ func (l *loader) finish() {
 type docLoad struct {
 	sets  map[string]*kwSet
 	erids map[string][]int64 // per set, the entity rid of each slot
-	docWs map[int64]string
 }
 
 // loadDocs reads every chunk, in rid order, into keyword sets. It runs
 // beside the entities' load; link then resolves the entity slots.
 func loadDocs(ctx context.Context, tx *sql.Tx) (*docLoad, error) {
-	var n int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&n); err != nil {
-		return nil, err
-	}
 	rows, err := tx.QueryContext(ctx, "SELECT rid, workspace_id, id, entity_rid, content, tsv FROM chunks ORDER BY rid")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	dl := &docLoad{sets: map[string]*kwSet{}, erids: map[string][]int64{}, docWs: make(map[int64]string, n)}
+	dl := &docLoad{sets: map[string]*kwSet{}, erids: map[string][]int64{}}
 	var (
 		ws string
 		ks *kwSet
@@ -386,7 +381,6 @@ func loadDocs(ctx context.Context, tx *sql.Tx) (*docLoad, error) {
 		}
 		ks.add(r.d)
 		dl.erids[ws] = append(dl.erids[ws], r.erid)
-		dl.docWs[r.d.rid] = ws
 	}
 	return dl, rows.Err()
 }
@@ -394,15 +388,12 @@ func loadDocs(ctx context.Context, tx *sql.Tx) (*docLoad, error) {
 // link gives every chunk its entity's slot in nx and attaches the sets;
 // a chunk whose entity is unknown is dropped.
 func (dl *docLoad) link(nx *index) {
-	nx.docWs = dl.docWs
 	for ws, ks := range dl.sets {
 		sp := nx.space(ws)
 		for s, erid := range dl.erids[ws] {
 			el, ok := nx.entLoc[erid]
 			if !ok || el.sp != sp {
-				rid := ks.rid[s]
-				ks.remove(rid)
-				delete(nx.docWs, rid)
+				ks.remove(ks.rid[s])
 				continue
 			}
 			ks.ent[s] = el.slot

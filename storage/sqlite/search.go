@@ -105,12 +105,10 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	)
 	switch q.Mode {
 	case postgram.ProbeAll, postgram.ProbeAny:
+		use = terms.withLexemes()
 		var need uint32
-		for i, ls := range terms.Of {
-			if len(ls) > 0 {
-				use = append(use, i)
-				need |= 1 << i
-			}
+		for _, i := range use {
+			need |= 1 << i
 		}
 		if q.Mode == postgram.ProbeAll {
 			holds = func(m uint32) bool { return m&need == need }

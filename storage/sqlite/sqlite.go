@@ -504,8 +504,6 @@ func (s *Store) SchemaVersion(ctx context.Context) (current, latest int, err err
 	return current, len(migrationNames()), nil
 }
 
-var errStoreClosed = fmt.Errorf("store is closed: %w", postgram.ErrUnavailable)
-
 // write runs fn in a BEGIN IMMEDIATE transaction on the writer connection.
 //
 // (Group commit — one transaction for the writes queued during a commit,
@@ -516,7 +514,7 @@ var errStoreClosed = fmt.Errorf("store is closed: %w", postgram.ErrUnavailable)
 // process's writes timed out.)
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if s.closed.Load() {
-		return errStoreClosed
+		return fmt.Errorf("store is closed: %w", postgram.ErrUnavailable)
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {

@@ -108,6 +108,18 @@ func compileTerms(ts []string) *terms {
 	return &terms{tsrank.Compile(ls)}
 }
 
+// withLexemes returns the indexes of the terms that have lexemes (a term
+// without any matches nothing and drops out of a conjunction).
+func (q *terms) withLexemes() []int {
+	var out []int
+	for i, ls := range q.Of {
+		if len(ls) > 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // docTerms is what one chunk's tsvector holds of the query's lexemes.
 type docTerms = tsrank.Doc
 
