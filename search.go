@@ -47,6 +47,11 @@ type SearchRequest struct {
 	IncludeContent *bool `json:"include_content,omitempty"`
 	// Strategy selects the vector plan (default auto).
 	Strategy Strategy `json:"strategy,omitempty"`
+	// Ranking selects how candidates are ordered (default
+	// SearchConfig.Ranking).
+	Ranking RankingMode `json:"ranking,omitempty"`
+	// Explain adds each result's ranking components (SearchResult.Explain).
+	Explain bool `json:"explain,omitempty"`
 }
 
 // SearchResponse is a ranked answer.
@@ -94,6 +99,8 @@ type SearchResult struct {
 	KeywordRank  int          `json:"keyword_rank,omitempty"`
 	Edges        *EdgeSummary `json:"edges,omitempty"`
 	Related      []Related    `json:"related,omitempty"`
+	// Explain holds the ranking components when the request asked.
+	Explain *Explanation `json:"explain,omitempty"`
 }
 
 // Related is a 1-hop neighbour of a result.

@@ -8,6 +8,7 @@
 //	postgram-bench graph [flags]    graph expansion and link-neighbors on both backends
 //	postgram-bench sync [flags]     Markdown folder sync: first sync and no-change re-sync, both backends
 //	postgram-bench tasks [flags]    task lists filtered by GTD context, both backends
+//	postgram-bench quality [flags]  search quality on a labelled set, per category, dev and held-out
 //
 // Both connect to --database-url (default $DATABASE_URL, else the loopback
 // test cluster of scripts/pgtest.sh) and work in their own schema through
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runSyncBench(ctx, args[1:], stdout, stderr)
 	case "tasks":
 		return runTasksBench(ctx, args[1:], stdout, stderr)
+	case "quality":
+		return runQuality(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -87,6 +90,7 @@ Commands:
   graph    Client.Expand latency and link-neighbors time over a 10,000-entity, 50,000-edge graph, both backends
   sync     Markdown folder sync of 10,000 notes through the library: first sync and no-change re-sync, both backends
   tasks    ListTasks filtered by GTD context over 10,000 tasks in 20 contexts: p50/p95, both backends
+  quality  search quality on a labelled set: nDCG@5, MRR@10, recall@10, hit@1 per category, dev and held-out
 
 Run 'postgram-bench <command> -h' for the command's flags.
 `)
