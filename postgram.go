@@ -82,6 +82,14 @@ type SearchConfig struct {
 	// VectorCandidates is how many chunks the vector branch retrieves:
 	// max(VectorCandidates, 5 × limit), at most 200. Default 50.
 	VectorCandidates int
+	// Ranking orders what search finds unless a request names one.
+	// Default RankingV2.
+	Ranking RankingMode
+	// Weights tunes ranking v2; nil takes DefaultRankingWeights (chosen
+	// on the development part of the shipped quality benchmark). To tune
+	// for a corpus of your own, start from DefaultRankingWeights and
+	// measure with postgram-bench quality on your own labels.
+	Weights *RankingWeights
 }
 
 // QueryCacheConfig configures the query-embedding cache.
@@ -159,6 +167,9 @@ func (c *Config) defaults() {
 	if s.VectorCandidates == 0 {
 		s.VectorCandidates = 50
 	}
+	if s.Ranking == "" {
+		s.Ranking = RankingSeed
+	}
 	q := &c.QueryCache
 	if q.Size == 0 {
 		q.Size = 512
@@ -215,6 +226,14 @@ func (c *Config) validate() error {
 	}
 	if c.Search.MaxLimit < 1 || c.Search.DefaultLimit < 1 || c.Search.DefaultLimit > c.Search.MaxLimit {
 		return invalid("search.default_limit", "must be between 1 and search.max_limit")
+	}
+	if w := c.Search.Weights; w != nil {
+		if err := w.validate(); err != nil {
+			return err
+		}
+	}
+	if !c.Search.Ranking.Valid() {
+		return invalid("search.ranking", "%q is not one of seed, v2", truncate(string(c.Search.Ranking), 40))
 	}
 	w := c.Worker
 	if w.Concurrency < 1 || w.ClaimBatch < 1 || w.EmbedBatch < 1 || w.MaxAttempts < 1 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/postgram-go/postgram/internal/fusion"
 	"github.com/postgram-go/postgram/internal/query"
+	"github.com/postgram-go/postgram/internal/rank"
 )
 
 // KeywordPoolSize is the most chunks the keyword branch ranks.
@@ -78,6 +79,11 @@ type SearchStats struct {
 	VectorCandidates int                  `json:"vector_candidates"` // chunks from the vector branch
 	VectorPlan       string               `json:"vector_plan"`       // "exact", "hnsw", "hnsw+exact" or "none"
 	QueryEmbedding   QueryEmbeddingSource `json:"query_embedding,omitempty"`
+	// Ranking is the ranking that ordered the results.
+	Ranking RankingMode `json:"ranking,omitempty"`
+	// Expansions lists, per term, the inflections and typo corrections
+	// ranking v2 also matched it by (lexeme and kind).
+	Expansions map[string][]string `json:"expansions,omitempty"`
 }
 
 // SearchResult is one entity.
@@ -124,7 +130,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	}
 	resp := &SearchResponse{Results: []SearchResult{}, Stats: SearchStats{
 		Terms: p.terms.Terms, DroppedStopwords: p.terms.Dropped, TruncatedTerms: p.terms.Truncated,
-		KeywordProbe: "none", VectorPlan: "none",
+		KeywordProbe: "none", VectorPlan: "none", Ranking: p.ranking,
 	}}
 	if resp.Stats.Terms == nil {
 		resp.Stats.Terms = []string{}
@@ -142,9 +148,13 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		verr, kerr        error
 		kwHits            []KeywordHit
 		kwProbe           string
+		plan              *rank.Plan         // ranking v2's analysed query
 		asked             map[uuid.UUID]bool // keyword chunks whose similarity came with the vector search
 		vectorCandidateNo = min(KeywordPoolSize, max(c.cfg.Search.VectorCandidates, 5*p.limit))
 	)
+	if p.ranking == RankingV2 && len(p.terms.Terms) == 0 {
+		plan = rank.NewPlan(rank.Analyze(nil), rank.Stats{}, c.rankParams())
+	}
 	// With a SimilarityScorer the keyword pool is built without
 	// similarities (the few that matter are fetched after fusion has
 	// ordered the candidates, fusion.Unsettled), so it needs no query
@@ -156,7 +166,12 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	keyword := func(vec []float32) {
 		defer wg.Done()
 		defer close(kwDone)
-		kwHits, kwProbe, kerr = c.keywordPool(ctx, p.filter, p.terms.Terms, vec)
+		if p.ranking == RankingV2 {
+			if plan, kerr = c.rankPlan(ctx, p.terms.Terms); kerr != nil {
+				return
+			}
+		}
+		kwHits, kwProbe, kerr = c.keywordPool(ctx, p.filter, p.terms.Terms, vec, plan)
 	}
 	startKeyword := func() {}
 	if lazy && len(p.terms.Terms) > 0 {
@@ -233,6 +248,11 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	if kwProbe != "" {
 		resp.Stats.KeywordProbe = kwProbe
 	}
+	if plan != nil {
+		if x := plan.Expansions(); len(x) > 0 {
+			resp.Stats.Expansions = x
+		}
+	}
 	resp.Stats.KeywordPool = len(kwHits)
 	if qvec != nil {
 		resp.Stats.VectorPlan = vres.Plan
@@ -255,33 +275,106 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		}
 		kw[i] = fusion.KeywordItem{ChunkID: h.ChunkID, EntityID: h.EntityID, Content: h.Content, Rank: h.Rank,
 			Matched: bits.OnesCount32(h.Matched), Similarity: sim, SimilarityPending: pending, UpdatedAt: h.UpdatedAt}
+		if plan != nil {
+			kw[i].Features = &fusion.Features{Length: h.Length, TF: h.TF, HeadPos: h.HeadPos, HeadLen: h.HeadLen,
+				Type: string(h.Type), Tags: h.Tags}
+		}
 	}
 	params := fusion.Params{
 		Threshold: p.threshold, Terms: len(p.terms.Terms), RecencyWeight: req.RecencyWeight, Now: c.now(),
 	}
 	cands := fusion.Merge(vec, kw)
+	unsettled := func(limit int) []int { return fusion.Unsettled(cands, params, limit) }
+	if plan != nil {
+		unsettled = func(limit int) []int { return rank.Unsettled(plan, cands, params, limit) }
+	}
 	if lazy {
-		if err := c.settleSimilarities(ctx, scorer, cands, params, p.limit, qvec); err != nil {
+		if err := c.settleSimilarities(ctx, scorer, cands, unsettled, p.limit, qvec); err != nil {
 			return nil, err
 		}
 	}
-	fused := fusion.Fuse(cands, params)
+	var (
+		fused []fusion.Result
+		why   []*Explanation
+	)
+	if plan != nil {
+		rs := rank.Fuse(plan, cands, params)
+		fused = make([]fusion.Result, len(rs))
+		for i := range rs {
+			fused[i] = rs[i].Result
+		}
+		if p.explain {
+			why = make([]*Explanation, len(rs))
+			for i := range rs {
+				why[i] = explainV2(plan, &rs[i])
+			}
+		}
+	} else {
+		fused = fusion.Fuse(cands, params)
+		if p.explain {
+			why = make([]*Explanation, len(fused))
+			for i := range fused {
+				why[i] = explainSeed(&fused[i])
+			}
+		}
+	}
 	if len(fused) > p.limit {
 		fused = fused[:p.limit]
 	}
 	if len(fused) == 0 {
 		return resp, nil
 	}
+
 	var shown func(context.Context, []uuid.UUID) (map[uuid.UUID]float64, error)
 	if lazy {
 		shown = func(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
 			return scorer.ChunkSimilarities(ctx, c.ws, c.modelID, qvec, ids)
 		}
 	}
-	if err := c.hydrate(ctx, resp, fused, p, shown); err != nil {
+	if err := c.hydrate(ctx, resp, fused, why, p, shown); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// rankPlan analyses the terms for ranking v2 and reads the workspace
+// statistics of their lexemes and expansion candidates (one store call).
+func (c *Client) rankPlan(ctx context.Context, terms []string) (*rank.Plan, error) {
+	a := rank.Analyze(terms)
+	st, err := c.store.LexemeStats(ctx, c.ws, a.Lookups())
+	if err != nil {
+		return nil, fmt.Errorf("search: lexeme statistics: %w", err)
+	}
+	return rank.NewPlan(a, rank.Stats{Chunks: st.Chunks, Length: st.Length, DF: st.DF}, c.rankParams()), nil
+}
+
+// rankParams returns ranking v2's weights.
+func (c *Client) rankParams() rank.Params {
+	if w := c.cfg.Search.Weights; w != nil {
+		return w.params()
+	}
+	return rank.DefaultParams()
+}
+
+// explainSeed explains a seed-ranked result.
+func explainSeed(r *fusion.Result) *Explanation {
+	x := &Explanation{Ranking: RankingSeed, KeywordRank: r.KeywordRank, VectorRank: r.VectorRank, Matched: r.Matched}
+	x.KeywordPart = fusion.RRF(0, r.KeywordRank)
+	x.VectorPart = fusion.RRF(r.VectorRank, 0)
+	return x
+}
+
+// explainV2 explains a result of ranking v2.
+func explainV2(pl *rank.Plan, r *rank.Result) *Explanation {
+	w := pl.Params.VectorWeight
+	x := &Explanation{Ranking: RankingV2, KeywordRank: r.KeywordRank, VectorRank: r.VectorRank,
+		KeywordPart: (1 - w) * r.Why.KeywordShare, VectorPart: w * r.Why.Vector,
+		BM25: r.Why.Body, MoreChunks: r.Why.MoreChunks, Head: r.Why.Head,
+		KeywordShare: r.Why.KeywordShare, VectorShare: r.Why.Vector, Coverage: r.Why.Coverage, Chunks: r.Why.Chunks}
+	for i, t := range pl.Terms {
+		x.Terms = append(x.Terms, TermMatch{Term: t, Match: r.Why.Matched[i]})
+	}
+	return x
 }
 
 // settleSimilarities fetches the similarities fusion needs to fix the
@@ -290,15 +383,16 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 // keyword candidates mostly prove ineligible (long queries, whose coverage
 // rule few chunks pass) settles in two or three round trips; after a few
 // rounds every pending similarity is fetched at once, which bounds them.
-func (c *Client) settleSimilarities(ctx context.Context, scorer SimilarityScorer, cands []fusion.Candidate, params fusion.Params, limit int, qvec []float32) error {
+func (c *Client) settleSimilarities(ctx context.Context, scorer SimilarityScorer, cands []fusion.Candidate,
+	unsettled func(limit int) []int, limit int, qvec []float32) error {
 	const maxRounds = 3
 	for round := 0; ; round++ {
-		need := fusion.Unsettled(cands, params, limit)
+		need := unsettled(limit)
 		if len(need) == 0 {
 			return nil
 		}
 		if round > 0 {
-			need = fusion.Unsettled(cands, params, limit<<round)
+			need = unsettled(limit << round)
 		}
 		if round == maxRounds {
 			need = need[:0]
@@ -326,6 +420,8 @@ func (c *Client) settleSimilarities(ctx context.Context, scorer SimilarityScorer
 }
 
 type searchPlan struct {
+	ranking        RankingMode
+	explain        bool
 	terms          query.Terms
 	filter         EntityFilter
 	limit          int
@@ -373,6 +469,14 @@ func (c *Client) prepareSearch(req SearchRequest) (searchPlan, error) {
 	default:
 		return p, invalid("strategy", "%q is not one of auto, exact, hnsw", truncate(string(req.Strategy), 40))
 	}
+	p.ranking = c.cfg.Search.Ranking
+	if req.Ranking != "" {
+		if !req.Ranking.Valid() {
+			return p, invalid("ranking", "%q is not one of seed, v2", truncate(string(req.Ranking), 40))
+		}
+		p.ranking = req.Ranking
+	}
+	p.explain = req.Explain
 	f, err := buildFilter(req.Types, nil, req.Visibilities, req.Owner, req.Tags, req.MemoryRole, req.IncludeArchived)
 	if err != nil {
 		return p, err
@@ -389,7 +493,15 @@ func (c *Client) prepareSearch(req SearchRequest) (searchPlan, error) {
 // probe capped at pool+1: a union that fits is the pool. Otherwise
 // per-term probes fill the pool after the conjunction hits, rarest and
 // compound terms first.
-func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string, vec []float32) ([]KeywordHit, string, error) {
+//
+// With a ranking-v2 plan, terms also match by their alternatives
+// (inflections, typos), hits carry their features, and the per-term steps
+// take terms in order of the plan's exact document frequencies.
+func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string, vec []float32, plan *rank.Plan) ([]KeywordHit, string, error) {
+	var alts [][]string
+	if plan != nil {
+		alts = plan.Alternatives
+	}
 	// Probes return scored hits (rank, term mask, similarity when the store
 	// computes it eagerly), so a pool found by the conjunction, the OR
 	// probe or rarity-ordered term probes is ready as found. Only the
@@ -397,11 +509,12 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 	// then scores the pool it chose in one probe restricted to it.
 	full := func(q KeywordQuery) ([]KeywordHit, error) {
 		q.Filter, q.Terms, q.Vector, q.ModelID = f, terms, vec, c.modelID
+		q.Alternatives, q.Features = alts, plan != nil
 		return c.store.KeywordProbe(ctx, c.ws, q)
 	}
 	probe := func(mode ProbeMode, term, limit int) ([]KeywordHit, error) {
 		return c.store.KeywordProbe(ctx, c.ws, KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term,
-			Limit: limit, Bare: true})
+			Limit: limit, Bare: true, Alternatives: alts})
 	}
 	score := func(pool []KeywordHit, how string) ([]KeywordHit, string, error) {
 		if len(pool) == 0 {
@@ -426,6 +539,14 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 	}
 	haveStats := false
 	rankTerms := func() error {
+		if plan != nil {
+			haveStats = true
+			for i := range order {
+				order[i].rarity = float64(plan.TermDF(order[i].i))
+			}
+			slices.SortStableFunc(order, preferTerm)
+			return nil
+		}
 		ts, ok := c.store.(TermStatser)
 		if !ok {
 			return nil
@@ -456,7 +577,8 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		for i, t := range order {
 			idx[i] = t.i
 		}
-		res, err := filler.KeywordFill(ctx, c.ws, KeywordFillQuery{Filter: f, Terms: terms, Order: idx, Limit: KeywordPoolSize})
+		res, err := filler.KeywordFill(ctx, c.ws, KeywordFillQuery{Filter: f, Terms: terms, Order: idx, Limit: KeywordPoolSize,
+			Alternatives: alts, Features: plan != nil})
 		switch {
 		case err != nil:
 			return nil, "", err
@@ -615,7 +737,7 @@ func isCompound(term string) bool {
 
 // hydrate loads the fused results' entities, edge summaries and (when
 // asked) neighbours into resp.
-func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusion.Result, p searchPlan,
+func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusion.Result, why []*Explanation, p searchPlan,
 	shown func(context.Context, []uuid.UUID) (map[uuid.UUID]float64, error)) error {
 	ids := make([]uuid.UUID, len(fused))
 	var pending []uuid.UUID // results eligible by coverage whose similarity is only shown
@@ -687,7 +809,7 @@ func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusi
 			related[n.SeedID] = append(related[n.SeedID], Related{Entity: n.Entity, Relation: n.Relation, Direction: n.Direction})
 		}
 	}
-	for _, r := range fused {
+	for i, r := range fused {
 		e, ok := byID[r.EntityID]
 		if !ok {
 			continue // deleted or hidden since the candidates were read
@@ -705,6 +827,9 @@ func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusi
 		}
 		if related != nil {
 			res.Related = related[r.EntityID]
+		}
+		if why != nil {
+			res.Explain = why[i]
 		}
 		resp.Results = append(resp.Results, res)
 	}

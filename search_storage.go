@@ -37,6 +37,9 @@ type KeywordFillQuery struct {
 	// Order lists indexes into Terms: the per-term steps, in turn.
 	Order []int
 	Limit int
+	// Alternatives and Features are as in KeywordQuery.
+	Alternatives [][]string
+	Features     bool
 }
 
 // KeywordFillResult is a filled pool.

@@ -55,6 +55,9 @@ type Storage interface {
 	VectorSearch(ctx context.Context, ws string, q VectorQuery) (VectorResult, error)
 	// KeywordProbe runs one probe of the keyword branch (see KeywordQuery).
 	KeywordProbe(ctx context.Context, ws string, q KeywordQuery) ([]KeywordHit, error)
+	// LexemeStats returns the workspace's corpus statistics for lexemes,
+	// current as of the call (every committed write is reflected).
+	LexemeStats(ctx context.Context, ws string, lexemes []string) (LexemeStats, error)
 	// EdgeSummaries counts, per entity in ids, the edges whose other end f
 	// admits, by relation.
 	EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f EntityFilter) (map[uuid.UUID]EdgeSummary, error)
@@ -276,6 +279,13 @@ type KeywordQuery struct {
 	// Bare asks only for ChunkID and EntityID (membership): backends may
 	// skip ranking, masks, similarity and content.
 	Bare bool
+	// Alternatives, when set, holds per term further lexemes that match
+	// the term on their own (ranking v2's inflection and typo expansions):
+	// a term matches a chunk holding all of its own lexemes or any one of
+	// its alternatives, in probes, masks and features alike.
+	Alternatives [][]string
+	// Features asks for each hit's Length, TF and HeadPos (ranking v2).
+	Features bool
 }
 
 // KeywordHit is a chunk found by a keyword probe.
@@ -287,6 +297,34 @@ type KeywordHit struct {
 	Matched    uint32    // bit i set when the chunk matches Terms[i]
 	Similarity *float64  // nil when the chunk has no embedding or no Vector was given
 	UpdatedAt  time.Time // the entity's updated_at, for recency
+	// Length, TF and HeadPos are set when the query asked for Features.
+	// Length is the chunk's number of lexeme positions. TF and HeadPos
+	// have one entry per feature slot: each term's own lexemes, then each
+	// term's Alternatives in turn. TF counts occurrences in the chunk (for
+	// a term's own lexemes the least count among them, 0 unless all
+	// occur); HeadPos is the first position in its entity's head
+	// (rank.Head, stored with the entity; for a term's own lexemes the
+	// earliest first position, 0 unless all occur), 0 when absent.
+	Length  int32
+	TF      []uint16
+	HeadPos []uint16
+	// HeadLen is the head's length in lexeme positions; Type and Tags are
+	// the entity's (ranking v2 matches terms against them).
+	HeadLen int32
+	Type    EntityType
+	Tags    []string
+}
+
+// LexemeStats are a workspace's corpus statistics (ranking v2's BM25).
+type LexemeStats struct {
+	// Chunks is the number of chunks in the workspace (every entity's,
+	// archived ones included) and Length their total length in lexeme
+	// positions.
+	Chunks int64
+	Length int64
+	// DF maps each asked lexeme held by at least one chunk to the number
+	// of chunks holding it; lexemes held by none are absent.
+	DF map[string]int64
 }
 
 // EdgeSummary counts an entity's visible edges.

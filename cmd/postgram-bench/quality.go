@@ -54,6 +54,7 @@ type qualityOptions struct {
 	explain     int
 	jsonOut     bool
 	workspace   string
+	weights     *postgram.RankingWeights
 }
 
 func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -75,6 +76,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.IntVar(&o.explain, "explain", 0, "print the N worst queries of the first ranking with their results and explanations")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the reports as JSON")
 	fs.StringVar(&o.workspace, "workspace", "default", "workspace searched (--existing)")
+	weights := fs.String("weights", "", "ranking v2 weights to change from the defaults, e.g. b=0.5,head_weight=2 (names as in postgram.RankingWeights' JSON)")
 	if code := parseFlags(fs, args, func() error {
 		var err error
 		o.rankings = nil
@@ -116,6 +118,13 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if o.assert, err = quality.ParseFloors(*assert); err != nil {
 				return fmt.Errorf("--assert: %w", err)
 			}
+		}
+		if *weights != "" {
+			w, err := parseWeights(*weights)
+			if err != nil {
+				return fmt.Errorf("--weights: %w", err)
+			}
+			o.weights = w
 		}
 		if o.notBelow != "" && !postgram.RankingMode(o.notBelow).Valid() {
 			return fmt.Errorf("--assert-not-below %q: want seed or v2", o.notBelow)
@@ -305,6 +314,7 @@ func qualityClient(ctx context.Context, o qualityOptions, set *quality.Set, stde
 		}
 		cfg := env.ClientConfig(st, emb, log)
 		cfg.Workspace = o.workspace
+		cfg.Search.Weights = o.weights
 		c, err := postgram.New(ctx, cfg)
 		if err != nil {
 			st.Close()
@@ -366,7 +376,8 @@ func qualityClient(ctx context.Context, o qualityOptions, set *quality.Set, stde
 		cleanup()
 		return nil, nil, fmt.Errorf("migrate: %w", err)
 	}
-	c, err := postgram.New(ctx, postgram.Config{Store: st, Embedder: postgramtest.NewEmbedder(o.dims), Logger: log})
+	c, err := postgram.New(ctx, postgram.Config{Store: st, Embedder: postgramtest.NewEmbedder(o.dims), Logger: log,
+		Search: postgram.SearchConfig{Weights: o.weights}})
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -517,7 +528,7 @@ func printWorst(w io.Writer, rep *quality.Report, n int, ranking string) {
 	fmt.Fprintf(w, "\nworst %d queries of the %s split (%s ranking):\n", n, rep.Split, ranking)
 	for _, q := range rep.Worst(n) {
 		fmt.Fprintf(w, "\n%s [%s] %q  nDCG@5 %.3f MRR %.2f\n", q.ID, q.Category, q.Text, q.Scores.NDCG5, q.Scores.MRR10)
-		for i, r := range q.Top[:min(5, len(q.Top))] {
+		for i, r := range q.Top {
 			fmt.Fprintf(w, "  %d. [%d] %s  %s\n", i+1, r.Grade, r.Key, r.Explain)
 		}
 		if len(q.Missing) > 0 {
@@ -527,3 +538,37 @@ func printWorst(w io.Writer, rep *quality.Report, n int, ranking string) {
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// parseWeights applies "name=value,..." to the default ranking weights.
+func parseWeights(spec string) (*postgram.RankingWeights, error) {
+	w := postgram.DefaultRankingWeights()
+	raw, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	for part := range strings.SplitSeq(spec, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want name=value", part)
+		}
+		if _, known := m[name]; !known {
+			return nil, fmt.Errorf("%q: no weight named %q", part, name)
+		}
+		var v float64
+		if err := json.Unmarshal([]byte(val), &v); err != nil {
+			return nil, fmt.Errorf("%q: value is not a number", part)
+		}
+		m[name] = v
+	}
+	if raw, err = json.Marshal(m); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("%v", err)
+	}
+	return &w, nil
+}

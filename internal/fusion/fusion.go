@@ -39,6 +39,21 @@ type Candidate struct {
 	Matched int
 	// UpdatedAt is the entity's last update, for recency.
 	UpdatedAt time.Time
+	// Features are the chunk's lexical features for ranking v2 (nil for a
+	// chunk outside the keyword pool, and for the seed ranking).
+	Features *Features
+}
+
+// Features are what ranking v2 reads of a keyword-pool chunk: per feature
+// slot of the query (see package rank), how often it occurs in the chunk
+// and where it first occurs in its entity's head, and the chunk's length.
+type Features struct {
+	Length  int32    // lexeme positions in the chunk
+	TF      []uint16 // per slot, occurrences in the chunk
+	HeadPos []uint16 // per slot, first position in the entity's head (0: absent)
+	HeadLen int32    // the head's length in lexeme positions
+	Type    string   // the entity's type
+	Tags    []string // the entity's tags
 }
 
 // Params are the knobs of one search.
@@ -242,6 +257,7 @@ type KeywordItem struct {
 	// SimilarityPending: the store has not computed Similarity yet.
 	SimilarityPending bool
 	UpdatedAt         time.Time
+	Features          *Features
 }
 
 // KeywordOrder compares two keyword-pool chunks as the keyword ranking
@@ -280,13 +296,14 @@ func Merge(vec []VectorItem, kw []KeywordItem) []Candidate {
 			if out[j].KeywordRank == 0 {
 				out[j].KeywordRank = i + 1
 				out[j].Matched = k.Matched
+				out[j].Features = k.Features
 			}
 			continue
 		}
 		idx[k.ChunkID] = len(out)
 		out = append(out, Candidate{ChunkID: k.ChunkID, EntityID: k.EntityID, Content: k.Content,
 			KeywordRank: i + 1, Similarity: k.Similarity, SimilarityPending: k.SimilarityPending,
-			Matched: k.Matched, UpdatedAt: k.UpdatedAt})
+			Matched: k.Matched, UpdatedAt: k.UpdatedAt, Features: k.Features})
 	}
 	return out
 }

@@ -17,30 +17,95 @@ import (
 type Query struct {
 	Lexemes []string // distinct, in byte order (a tsvector's order)
 	Of      [][]int  // per term: its lexemes; empty when it has none
-	index   map[string]int
+	// Alt holds, per term, alternative lexemes (ranking v2's inflection
+	// and typo expansions): a term also matches a document holding any one
+	// of them. RankCD ignores them.
+	Alt   [][]int
+	exact []bool // per lexeme: some term's own
+	index map[string]int
 }
 
 // Compile builds a query from each term's lexemes.
-func Compile(termLexemes [][]string) *Query {
-	q := &Query{index: map[string]int{}, Of: make([][]int, len(termLexemes))}
+func Compile(termLexemes [][]string) *Query { return CompileWith(termLexemes, nil) }
+
+// CompileWith builds a query from each term's lexemes and alternatives
+// (nil, or one list per term).
+func CompileWith(termLexemes, alternatives [][]string) *Query {
+	q := &Query{index: map[string]int{}, Of: make([][]int, len(termLexemes)), Alt: make([][]int, len(termLexemes))}
+	note := func(l string) {
+		if _, ok := q.index[l]; !ok {
+			q.index[l] = -1
+			q.Lexemes = append(q.Lexemes, l)
+		}
+	}
 	for _, ls := range termLexemes {
 		for _, l := range ls {
-			if _, ok := q.index[l]; !ok {
-				q.index[l] = -1
-				q.Lexemes = append(q.Lexemes, l)
-			}
+			note(l)
+		}
+	}
+	for _, ls := range alternatives {
+		for _, l := range ls {
+			note(l)
 		}
 	}
 	slices.Sort(q.Lexemes)
 	for i, l := range q.Lexemes {
 		q.index[l] = i
 	}
+	q.exact = make([]bool, len(q.Lexemes))
 	for i, ls := range termLexemes {
 		for _, l := range ls {
 			q.Of[i] = append(q.Of[i], q.index[l])
+			q.exact[q.index[l]] = true
+		}
+	}
+	for i, ls := range alternatives {
+		if i < len(q.Alt) {
+			for _, l := range ls {
+				q.Alt[i] = append(q.Alt[i], q.index[l])
+			}
 		}
 	}
 	return q
+}
+
+// Slots is the number of feature slots (see Features): one per term, then
+// one per alternative.
+func (q *Query) Slots() int {
+	n := len(q.Of)
+	for _, a := range q.Alt {
+		n += len(a)
+	}
+	return n
+}
+
+// Features appends to dst, per slot, how often it occurs in d: for each
+// term its own lexemes' least occurrence count (0 unless all occur), then
+// for each term's alternatives in turn, each one's count.
+func (q *Query) Features(d *Doc, dst []uint16) []uint16 {
+	for _, ls := range q.Of {
+		n := 0
+		for j, l := range ls {
+			c := 0
+			if d.Present[l] {
+				c = len(d.Pos[l])
+			}
+			if j == 0 || c < n {
+				n = c
+			}
+		}
+		dst = append(dst, uint16(n))
+	}
+	for _, ls := range q.Alt {
+		for _, l := range ls {
+			c := 0
+			if d.Present[l] {
+				c = len(d.Pos[l])
+			}
+			dst = append(dst, uint16(c))
+		}
+	}
+	return dst
 }
 
 // Lookup returns the index of a lexeme of the query.
@@ -75,7 +140,14 @@ func (q *Query) Reset(d *Doc) {
 func (q *Query) Mask(d *Doc) uint32 {
 	var m uint32
 	for i, ls := range q.Of {
-		if len(ls) == 0 || i >= 32 {
+		if i >= 32 {
+			continue
+		}
+		if i < len(q.Alt) && q.anyPresent(q.Alt[i], d) {
+			m |= 1 << i
+			continue
+		}
+		if len(ls) == 0 {
 			continue
 		}
 		all := true
@@ -90,6 +162,47 @@ func (q *Query) Mask(d *Doc) uint32 {
 		}
 	}
 	return m
+}
+
+// FirstPositions appends to dst, per slot (see Features), where it first
+// occurs in d: for each term the earliest first position of its own
+// lexemes (0 unless all occur), then each alternative's; 0 when absent.
+func (q *Query) FirstPositions(d *Doc, dst []uint16) []uint16 {
+	first := func(l int) uint16 {
+		if !d.Present[l] || len(d.Pos[l]) == 0 {
+			return 0
+		}
+		return d.Pos[l][0]
+	}
+	for _, ls := range q.Of {
+		var p uint16
+		for _, l := range ls {
+			f := first(l)
+			if f == 0 {
+				p = 0
+				break
+			}
+			if p == 0 || f < p {
+				p = f
+			}
+		}
+		dst = append(dst, p)
+	}
+	for _, ls := range q.Alt {
+		for _, l := range ls {
+			dst = append(dst, first(l))
+		}
+	}
+	return dst
+}
+
+func (q *Query) anyPresent(ls []int, d *Doc) bool {
+	for _, l := range ls {
+		if d.Present[l] {
+			return true
+		}
+	}
+	return false
 }
 
 // invWeightD is 1/w for weight class D, the class of every position
@@ -118,7 +231,7 @@ func (q *Query) RankCD(d *Doc) float32 {
 	// byte order of q.Lexemes). Duplicate query operands share one entry.
 	n := 0
 	for l, ok := range d.Present {
-		if ok {
+		if ok && q.exact[l] {
 			n += len(d.Pos[l])
 		}
 	}
@@ -127,7 +240,7 @@ func (q *Query) RankCD(d *Doc) float32 {
 	}
 	doc := make([]docEntry, 0, n)
 	for l, ok := range d.Present {
-		if ok {
+		if ok && q.exact[l] {
 			for _, p := range d.Pos[l] {
 				doc = append(doc, docEntry{pos: p, lex: int32(l)})
 			}

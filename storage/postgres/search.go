@@ -839,3 +839,8 @@ type termFreq struct {
 	lexeme string
 	freq   float64
 }
+
+// LexemeStats implements postgram.Storage.
+func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (postgram.LexemeStats, error) {
+	return postgram.LexemeStats{}, fmt.Errorf("postgres: lexeme stats: not implemented yet")
+}

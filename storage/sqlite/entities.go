@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/rank"
 )
 
 // entityCols is the column list scanEntity reads, for alias e.
@@ -121,29 +122,26 @@ func insertChunks(ctx context.Context, tx *sql.Tx, ws string, entityID uuid.UUID
 	return nil
 }
 
+// headTSV returns the encoded tsvector of an entity's head (rank.Head).
+func headTSV(e *postgram.Entity) []byte {
+	return encodeTSV(chunkVector(rank.Head(e.Content, e.Metadata)))
+}
+
+// putHead writes an entity's head; an unchanged head writes nothing (and so
+// logs no change).
+func putHead(ctx context.Context, tx *sql.Tx, rid int64, e *postgram.Entity) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO entity_heads (rid, tsv) VALUES (?, ?)
+		ON CONFLICT (rid) DO UPDATE SET tsv = excluded.tsv WHERE tsv IS NOT excluded.tsv`, rid, headTSV(e))
+	return err
+}
+
 // CreateEntity implements postgram.Storage: the entity, its chunks (and so
-// the keyword index) and the audit entry commit in one transaction.
+// the keyword index), its head and the audit entry commit in one
+// transaction.
 func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
-	meta, err := metadataJSON(e.Metadata)
-	if err != nil {
-		return fmt.Errorf("sqlite: create entity: %w", err)
-	}
 	prepared := prepareChunks(ws, chunks)
-	var queuedAt any
-	if e.EnrichmentStatus == postgram.StagePending {
-		queuedAt = micros(e.CreatedAt)
-	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		var rid int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source,
-				metadata, client_id, version, enrichment_status, enrichment_queued_at, extraction_status, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rid`,
-			ws, e.ID.String(), e.Type, e.Content, e.Visibility, e.Owner, e.Status, stringsJSON(e.Tags), e.Source,
-			meta, e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, micros(e.CreatedAt), micros(e.UpdatedAt)).Scan(&rid)
-		if err != nil {
-			return err
-		}
-		if err := insertChunks(ctx, tx, ws, e.ID, rid, prepared); err != nil {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := createTx(ctx, tx, ws, e, prepared); err != nil {
 			return err
 		}
 		return auditInsert(ctx, tx, ws, audit)
@@ -196,57 +194,16 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 
 // UpdateEntity implements postgram.Storage.
 func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
-	meta, err := metadataJSON(e.Metadata)
-	if err != nil {
-		return fmt.Errorf("sqlite: update entity: %w", err)
-	}
 	rechunk := chunks != nil
 	var prepared []preparedChunk
 	if rechunk {
 		prepared = prepareChunks(ws, chunks)
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		var rid int64
-		err := tx.QueryRowContext(ctx, `
-			UPDATE entities SET type = ?3, content = ?4, visibility = ?5, owner = ?6, status = ?7, tags = ?8,
-				source = ?9, metadata = ?10, version = ?11, updated_at = ?12, extraction_status = ?13,
-				chunk_generation = chunk_generation + CASE WHEN ?14 THEN 1 ELSE 0 END,
-				enrichment_status = CASE WHEN ?14 THEN ?15 ELSE enrichment_status END,
-				enrichment_attempts = CASE WHEN ?14 THEN 0 ELSE enrichment_attempts END,
-				enrichment_error = CASE WHEN ?14 THEN '' ELSE enrichment_error END,
-				enrichment_queued_at = CASE WHEN ?14 THEN ?12 ELSE enrichment_queued_at END,
-				enrichment_retry_at = CASE WHEN ?14 THEN NULL ELSE enrichment_retry_at END,
-				enrichment_leased_until = CASE WHEN ?14 THEN NULL ELSE enrichment_leased_until END,
-				extraction_attempts = CASE WHEN ?14 THEN 0 ELSE extraction_attempts END,
-				extraction_error = CASE WHEN ?14 THEN '' ELSE extraction_error END,
-				extraction_retry_at = CASE WHEN ?14 THEN NULL ELSE extraction_retry_at END
-			WHERE workspace_id = ?1 AND id = ?2 AND version = ?16
-			RETURNING rid`,
-			ws, e.ID.String(), e.Type, e.Content, e.Visibility, e.Owner, e.Status, stringsJSON(e.Tags),
-			e.Source, meta, e.Version, micros(e.UpdatedAt), e.ExtractionStatus, rechunk, e.EnrichmentStatus, expected).Scan(&rid)
-		if errors.Is(err, sql.ErrNoRows) {
-			cur, err := scanEntity(tx.QueryRowContext(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = ? AND e.id = ?", ws, e.ID.String()))
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("entity %s: %w", e.ID, postgram.ErrNotFound)
-			}
-			if err != nil {
-				return err
-			}
-			return &postgram.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
-		}
-		if err != nil {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := updateTx(ctx, tx, ws, e, expected, rechunk, prepared); err != nil {
 			return err
 		}
-		if err := auditInsert(ctx, tx, ws, audit); err != nil {
-			return err
-		}
-		if !rechunk {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE workspace_id = ? AND entity_id = ?", ws, e.ID.String()); err != nil {
-			return err
-		}
-		return insertChunks(ctx, tx, ws, e.ID, rid, prepared)
+		return auditInsert(ctx, tx, ws, audit)
 	})
 	if err != nil {
 		var ce *postgram.ConflictError

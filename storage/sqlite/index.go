@@ -137,7 +137,8 @@ type entAttr struct {
 	tags    []string
 	role    *string // metadata.memory_role, nil when absent
 	client  string
-	updated int64 // µs
+	updated int64  // µs
+	head    []byte // the head's encoded tsvector (entity_heads), nil when none
 }
 
 func newIndex(s *Store) *index {
@@ -263,6 +264,11 @@ func (ix *index) dropVector(chunkRID int64) {
 
 const entityAttrCols = `rid, workspace_id, id, type, status, visibility, owner, tags, memory_role, client_id, updated_at`
 
+// entityAttrHeadSQL selects entityAttrCols and the head (entity_heads.tsv)
+// of the entities whose rids are the JSON array ?.
+const entityAttrHeadSQL = "SELECT " + entityAttrCols + `, (SELECT h.tsv FROM entity_heads h WHERE h.rid = entities.rid)
+	FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN entities ON entities.rid = j.value`
+
 func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 	var (
 		a       entAttr
@@ -273,7 +279,7 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 		vis     string
 		updated int64
 	)
-	if err := rows.Scan(&a.rid, &ws, &id, &typ, &st, &vis, &a.owner, &tags, &role, &a.client, &updated); err != nil {
+	if err := rows.Scan(&a.rid, &ws, &id, &typ, &st, &vis, &a.owner, &tags, &role, &a.client, &updated, &a.head); err != nil {
 		return "", a, err
 	}
 	var err error
@@ -435,7 +441,7 @@ func (ix *index) catchUp(ctx context.Context) error {
 	}
 	var entRows []entRow
 	if len(ents) > 0 {
-		rows, err := query("SELECT "+entityAttrCols+" FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN entities ON rid = j.value", ridList(ents))
+		rows, err := query(entityAttrHeadSQL, ridList(ents))
 		entRows, err = collectRows(rows, err, func(rows *sql.Rows) (entRow, error) {
 			ws, a, err := scanEntAttr(rows)
 			return entRow{ws, a}, err

@@ -36,13 +36,15 @@ type kwSet struct {
 	ent     []int32 // entity slot (space.ents)
 	content []string
 	tsv     [][]byte
+	length  []int32 // lexeme positions per chunk (ranking v2's BM25)
 	live    []bool
 	// walk marks chunks scored by walking their tsvector: one out of byte
 	// order (it may repeat a lexeme) or malformed.
 	walk []bool
 
 	nlive, ndead int
-	unordered    bool // a chunk was added with a rid below the last slot's
+	totalLen     int64 // the live chunks' lengths
+	unordered    bool  // a chunk was added with a rid below the last slot's
 
 	post    map[string]*postList
 	slot    map[int64]int32     // chunk rid → live slot
@@ -54,8 +56,9 @@ type kwSet struct {
 // offset of their count), so scoring a chunk reads its positions there
 // instead of searching its tsvector.
 type postList struct {
-	s   []int32
-	pos []uint32
+	s    []int32
+	pos  []uint32
+	live int32 // live chunks in s: the lexeme's document frequency
 }
 
 func newKwSet() *kwSet {
@@ -89,7 +92,8 @@ func (ks *kwSet) add(d kwDoc) {
 	ks.byChunk[d.chunk] = s
 	sorted := true
 	var prev []byte
-	err := walkTSV(d.tsv, func(word []byte, _ int, _ []byte) {
+	var length int32
+	err := walkTSV(d.tsv, func(word []byte, npos int, _ []byte) {
 		p := ks.post[string(word)]
 		if p == nil {
 			p = &postList{}
@@ -99,12 +103,16 @@ func (ks *kwSet) add(d kwDoc) {
 		// follows it.
 		p.s = append(p.s, s)
 		p.pos = append(p.pos, uint32(cap(d.tsv)-cap(word)+len(word)))
+		p.live++
+		length += int32(npos)
 		if prev != nil && string(word) <= string(prev) {
 			sorted = false
 		}
 		prev = word
 	})
 	ks.walk = append(ks.walk, err != nil || !sorted || len(d.tsv) > math.MaxUint32)
+	ks.length = append(ks.length, length)
+	ks.totalLen += int64(length)
 }
 
 // remove drops the chunk with rid, if held.
@@ -114,6 +122,13 @@ func (ks *kwSet) remove(rid int64) {
 		return
 	}
 	ks.live[s] = false
+	// The lexemes it was indexed under: the same walk as add's.
+	_ = walkTSV(ks.tsv[s], func(word []byte, _ int, _ []byte) {
+		if p := ks.post[string(word)]; p != nil {
+			p.live--
+		}
+	})
+	ks.totalLen -= int64(ks.length[s])
 	ks.content[s], ks.tsv[s] = "", nil
 	delete(ks.slot, rid)
 	if cur, ok := ks.byChunk[ks.chunk[s]]; ok && cur == s {
@@ -171,6 +186,47 @@ func (ks *kwSet) matching(q *terms, lexemes []int) []int32 {
 		return nil
 	}
 	return intersect(ls)
+}
+
+// termMatching returns the ascending slots matching term i: holding all of
+// its lexemes, or any one of its alternatives.
+func (ks *kwSet) termMatching(q *terms, i int) []int32 {
+	own := ks.matching(q, q.Of[i])
+	if len(q.Alt[i]) == 0 {
+		return own
+	}
+	lists := [][]int32{own}
+	for _, l := range q.Alt[i] {
+		if p := ks.post[q.Lexemes[l]]; p != nil {
+			lists = append(lists, p.s)
+		}
+	}
+	var out []int32
+	union(lists, func(v int32) bool {
+		out = append(out, v)
+		return true
+	})
+	return out
+}
+
+// conjunction returns the ascending slots matching every term of use.
+func (ks *kwSet) conjunction(q *terms, use []int) []int32 {
+	alts := false
+	for _, i := range use {
+		alts = alts || len(q.Alt[i]) > 0
+	}
+	if !alts {
+		return ks.matching(q, lexemesOf(q, use))
+	}
+	lists := make([][]int32, 0, len(use))
+	for _, i := range use {
+		m := ks.termMatching(q, i)
+		if len(m) == 0 {
+			return nil
+		}
+		lists = append(lists, m)
+	}
+	return intersect(lists)
 }
 
 // intersect returns the ascending values present in every ascending list:
@@ -280,11 +336,12 @@ func (v *kwView) hit(s int32, bare bool) postgram.KeywordHit {
 	return h
 }
 
-// score returns each slot's term mask and rank against q. It reads the
-// positions through the query lexemes' posting lists, walking each list
-// once over the slots in ascending order (galloping), so a chunk's
-// tsvector is only touched where its positions are.
-func (v *kwView) score(slots []int32, q *terms) ([]uint32, []float32, error) {
+// score returns each slot's term mask and rank against q, and with feats
+// its ranking-v2 features (see postgram.KeywordHit). It reads the positions
+// through the query lexemes' posting lists, walking each list once over the
+// slots in ascending order (galloping), so a chunk's tsvector is only
+// touched where its positions are.
+func (v *kwView) score(slots []int32, q *terms, feats bool) ([]uint32, []float32, []features, error) {
 	ks, n := v.ks, len(q.Lexemes)
 	present := make([]bool, len(slots)*n)
 	posv := make([][]uint16, len(slots)*n)
@@ -315,12 +372,12 @@ func (v *kwView) score(slots []int32, q *terms) ([]uint32, []float32, error) {
 			rest := ks.tsv[s][p.pos[at]:]
 			np, m := binary.Uvarint(rest)
 			if m <= 0 {
-				return nil, nil, fmt.Errorf("chunk %s: %w", ks.chunk[s], errBadTSV)
+				return nil, nil, nil, fmt.Errorf("chunk %s: %w", ks.chunk[s], errBadTSV)
 			}
 			rest = rest[m:]
 			pl, m := binary.Uvarint(rest)
 			if m <= 0 || uint64(len(rest)-m) < pl {
-				return nil, nil, fmt.Errorf("chunk %s: %w", ks.chunk[s], errBadTSV)
+				return nil, nil, nil, fmt.Errorf("chunk %s: %w", ks.chunk[s], errBadTSV)
 			}
 			start := len(arena)
 			arena = decodePositions(int(np), rest[m:m+int(pl)], arena)
@@ -329,15 +386,60 @@ func (v *kwView) score(slots []int32, q *terms) ([]uint32, []float32, error) {
 		}
 	}
 	masks, ranks := make([]uint32, len(slots)), make([]float32, len(slots))
+	var fs []features
+	var heads map[int32]headFeatures // by entity slot
+	var hd docTerms
+	if feats {
+		fs = make([]features, len(slots))
+		heads = map[int32]headFeatures{}
+	}
 	for k, s := range slots {
 		if ks.walk[s] {
 			if err := q.scan(ks.tsv[s], &docs[k]); err != nil {
-				return nil, nil, fmt.Errorf("chunk %s: %w", ks.chunk[s], err)
+				return nil, nil, nil, fmt.Errorf("chunk %s: %w", ks.chunk[s], err)
 			}
 		}
 		masks[k], ranks[k] = q.mask(&docs[k]), q.rankCD(&docs[k])
+		if !feats {
+			continue
+		}
+		e := ks.ent[s]
+		hf, ok := heads[e]
+		if !ok {
+			a := &v.sp.ents[e]
+			hf = headFeatures{typ: a.typ, tags: a.tags}
+			if len(a.head) > 0 {
+				if err := q.scan(a.head, &hd); err != nil {
+					return nil, nil, nil, fmt.Errorf("head of entity %s: %w", a.id, err)
+				}
+				hf.pos = q.FirstPositions(&hd, nil)
+				_ = walkTSV(a.head, func(_ []byte, npos int, _ []byte) { hf.len += int32(npos) })
+			}
+			heads[e] = hf
+		}
+		fs[k] = features{length: ks.length[s], tf: q.Features(&docs[k], nil), head: hf}
 	}
-	return masks, ranks, nil
+	return masks, ranks, fs, nil
+}
+
+// features are a chunk's ranking-v2 features (postgram.KeywordHit).
+type features struct {
+	length int32
+	tf     []uint16
+	head   headFeatures
+}
+
+// headFeatures are an entity's ranking-v2 features.
+type headFeatures struct {
+	pos  []uint16
+	len  int32
+	typ  postgram.EntityType
+	tags []string
+}
+
+func (f *features) set(h *postgram.KeywordHit) {
+	h.Length, h.TF = f.length, f.tf
+	h.HeadPos, h.HeadLen, h.Type, h.Tags = f.head.pos, f.head.len, f.head.typ, f.head.tags
 }
 
 // termCount counts the live chunks of ws holding every lexeme of each
@@ -352,9 +454,9 @@ func (ix *index) termCounts(ws string, q *terms, limit int) ([]int, int) {
 		return counts, 0
 	}
 	ks := sp.kw
-	for i, ls := range q.Of {
+	for i := range q.Of {
 		n := 0
-		for _, s := range ks.matching(q, ls) {
+		for _, s := range ks.termMatching(q, i) {
 			if ks.live[s] {
 				if n++; n >= limit {
 					break
@@ -440,13 +542,13 @@ func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use
 	case q.Mode == postgram.ProbeAny:
 		lists := make([][]int32, 0, len(use))
 		for _, i := range use {
-			if m := v.ks.matching(t, t.Of[i]); len(m) > 0 {
+			if m := v.ks.termMatching(t, i); len(m) > 0 {
 				lists = append(lists, m)
 			}
 		}
 		union(lists, take)
 	default: // ProbeAll over the terms in use, or ProbeTerm's one term
-		for _, s := range v.ks.matching(t, lexemesOf(t, use)) {
+		for _, s := range v.ks.conjunction(t, use) {
 			if !take(s) {
 				break
 			}
@@ -455,9 +557,10 @@ func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use
 	scored := len(q.Only) > 0 || !q.Bare
 	var masks []uint32
 	var ranks []float32
+	var fs []features
 	if scored {
 		var err error
-		if masks, ranks, err = v.score(slots, t); err != nil {
+		if masks, ranks, fs, err = v.score(slots, t, q.Features && !q.Bare); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -473,6 +576,9 @@ func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use
 		h := v.hit(s, q.Bare)
 		if !q.Bare {
 			h.Matched, h.Rank = masks[k], float64(ranks[k])
+			if fs != nil {
+				fs[k].set(&h)
+			}
 		}
 		hits = append(hits, h)
 		rids = append(rids, v.ks.rid[s])
@@ -522,16 +628,16 @@ func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) 
 		}
 	}
 	if use := t.withLexemes(); len(use) > 0 {
-		step(v.ks.matching(t, lexemesOf(t, use)))
+		step(v.ks.conjunction(t, use))
 	}
 	res.Conjunction = len(pool)
 	for _, i := range q.Order {
 		if len(pool) >= q.Limit {
 			break
 		}
-		step(v.ks.matching(t, t.Of[i]))
+		step(v.ks.termMatching(t, i))
 	}
-	masks, ranks, err := v.score(pool, t)
+	masks, ranks, fs, err := v.score(pool, t, q.Features)
 	if err != nil {
 		return postgram.KeywordFillResult{}, err
 	}
@@ -539,10 +645,32 @@ func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) 
 	for k, s := range pool {
 		h := v.hit(s, false)
 		h.Matched, h.Rank = masks[k], float64(ranks[k])
+		if fs != nil {
+			fs[k].set(&h)
+		}
 		res.Hits[k] = h
 	}
 	if len(res.Hits) == 0 {
 		res.Hits = nil
 	}
 	return res, nil
+}
+
+// lexemeStats reads ws's corpus statistics (see Store.LexemeStats).
+func (ix *index) lexemeStats(ws string, lexemes []string) postgram.LexemeStats {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	st := postgram.LexemeStats{DF: make(map[string]int64)}
+	sp := ix.spaces[ws]
+	if sp == nil || sp.kw == nil {
+		return st
+	}
+	ks := sp.kw
+	st.Chunks, st.Length = int64(ks.nlive), ks.totalLen
+	for _, l := range lexemes {
+		if p := ks.post[l]; p != nil && p.live > 0 {
+			st.DF[l] = int64(p.live)
+		}
+	}
+	return st
 }

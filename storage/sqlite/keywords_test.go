@@ -52,7 +52,7 @@ func TestKwScoreMatchesWalk(t *testing.T) {
 				ts[j] = "absent"
 			}
 		}
-		q := compileTerms(ts)
+		q := compileTerms(ts, nil)
 		// Score every chunk at once, in a shuffled order, as a pool.
 		slots := make([]int32, len(docs))
 		for i := range slots {
@@ -60,7 +60,7 @@ func TestKwScoreMatchesWalk(t *testing.T) {
 		}
 		r.Shuffle(len(slots), func(i, j int) { slots[i], slots[j] = slots[j], slots[i] })
 		v := kwView{ks: ks}
-		masks, ranks, err := v.score(slots, q)
+		masks, ranks, _, err := v.score(slots, q, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestKwPostings(t *testing.T) {
 	ks.add(doc(2, "beta gamma"))
 	ks.add(doc(3, "alpha gamma"))
 	ks.remove(2)
-	q := compileTerms([]string{"gamma"})
+	q := compileTerms([]string{"gamma"}, nil)
 	live := func(slots []int32) []int64 {
 		var out []int64
 		for _, s := range slots {

@@ -414,7 +414,30 @@ func loadEntities(ctx context.Context, tx *sql.Tx, nx *index) error {
 	if err := tx.QueryRowContext(ctx, `SELECT count(postgram_load_entity(?, `+entityAttrCols+`)) FROM entities INDEXED BY entities_filter`, tok).Scan(&n); err != nil {
 		return err
 	}
-	return el.err
+	if el.err != nil {
+		return el.err
+	}
+	return loadHeads(ctx, tx, nx)
+}
+
+// loadHeads attaches every entity's head tsvector to its attributes.
+func loadHeads(ctx context.Context, tx *sql.Tx, nx *index) error {
+	rows, err := tx.QueryContext(ctx, "SELECT rid, tsv FROM entity_heads")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rid int64
+		var tsv []byte
+		if err := rows.Scan(&rid, &tsv); err != nil {
+			return err
+		}
+		if loc, ok := nx.entLoc[rid]; ok {
+			loc.sp.ents[loc.slot].head = tsv
+		}
+	}
+	return rows.Err()
 }
 
 // entLoader receives postgram_load_entity calls while the index loads.

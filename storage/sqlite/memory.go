@@ -204,6 +204,9 @@ func createTx(ctx context.Context, tx *sql.Tx, ws string, e *postgram.Entity, ch
 	if err != nil {
 		return err
 	}
+	if err := putHead(ctx, tx, rid, e); err != nil {
+		return err
+	}
 	return insertChunks(ctx, tx, ws, e.ID, rid, chunks)
 }
 
@@ -241,6 +244,9 @@ func updateTx(ctx context.Context, tx *sql.Tx, ws string, e *postgram.Entity, ex
 		return &postgram.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
 	}
 	if err != nil {
+		return err
+	}
+	if err := putHead(ctx, tx, rid, e); err != nil {
 		return err
 	}
 	if !rechunk {

@@ -184,7 +184,7 @@ func TestRankGolden(t *testing.T) {
 		tsv := encodeTSV(vec)
 		for qi, qterms := range corpus.Queries {
 			want := d.Results[qi]
-			terms := compileTerms(qterms)
+			terms := compileTerms(qterms, nil)
 			var dt docTerms
 			if err := terms.scan(tsv, &dt); err != nil {
 				t.Fatal(err)
@@ -253,7 +253,7 @@ func b2f(b bool) float64 {
 // lexemes side by side; a tsvector out of byte order (never written by
 // this store, but read defensively) gets the same answer by lookups.
 func TestScanMergesAndFallsBack(t *testing.T) {
-	q := compileTerms([]string{"apple", "kiwi", "zebra-fish", "missing"})
+	q := compileTerms([]string{"apple", "kiwi", "zebra-fish", "missing"}, nil)
 	sorted := []query.Lexeme{{Word: "apple", Pos: []uint16{1, 5}}, {Word: "fish", Pos: []uint16{4}},
 		{Word: "kiwi", Pos: []uint16{2}}, {Word: "zebra", Pos: []uint16{3}}, {Word: "zebra-fish", Pos: []uint16{3}}}
 	shuffled := []query.Lexeme{sorted[4], sorted[2], sorted[0], sorted[3], sorted[1]}

@@ -98,7 +98,7 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	if len(q.Terms) == 0 || len(q.Terms) > 32 {
 		return nil, fmt.Errorf("sqlite: keyword probe: need 1 to 32 terms, got %d", len(q.Terms))
 	}
-	terms := compileTerms(q.Terms)
+	terms := compileTerms(q.Terms, q.Alternatives)
 	var (
 		use   []int                  // the probe's terms that have lexemes
 		holds func(mask uint32) bool // the probe, on a chunk's term mask
@@ -178,11 +178,20 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 	if err := s.idx.ensureFresh(ctx); err != nil {
 		return res, fmt.Errorf("sqlite: keyword fill: %w", err)
 	}
-	res, err := s.idx.keywordFill(ws, &q, compileTerms(q.Terms))
+	res, err := s.idx.keywordFill(ws, &q, compileTerms(q.Terms, q.Alternatives))
 	if err != nil {
 		return postgram.KeywordFillResult{}, fmt.Errorf("sqlite: keyword fill: %w", err)
 	}
 	return res, nil
+}
+
+// LexemeStats implements postgram.Storage from the keyword index: live
+// chunks, their total length and each lexeme's live posting count.
+func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (postgram.LexemeStats, error) {
+	if err := s.idx.ensureFresh(ctx); err != nil {
+		return postgram.LexemeStats{}, fmt.Errorf("sqlite: lexeme stats: %w", err)
+	}
+	return s.idx.lexemeStats(ws, lexemes), nil
 }
 
 var _ postgram.SimilarityScorer = (*Store)(nil)
@@ -296,7 +305,7 @@ func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) 
 	if err := s.idx.ensureFresh(ctx); err != nil {
 		return nil, false, fmt.Errorf("sqlite: term frequencies: %w", err)
 	}
-	counts, total := s.idx.termCounts(ws, compileTerms(terms), termCountCap)
+	counts, total := s.idx.termCounts(ws, compileTerms(terms, nil), termCountCap)
 	freqs := make([]float64, len(terms))
 	if total <= 0 {
 		return freqs, false, nil

@@ -453,12 +453,62 @@ func (s *Store) Migrate(ctx context.Context) error {
 			break
 		}
 	}
+	if err := s.fillHeads(ctx); err != nil {
+		return err
+	}
 	if !s.idx.isLoaded() {
 		if err := s.idx.load(ctx); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// fillHeads writes the head of every entity without one (written before
+// migration 008 added heads, or by an older version), a batch per
+// transaction.
+func (s *Store) fillHeads(ctx context.Context) error {
+	const batch = 500
+	for {
+		n := 0
+		err := s.write(ctx, func(tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, "SELECT "+entityCols+`, e.rid FROM entities e
+				WHERE NOT EXISTS (SELECT 1 FROM entity_heads h WHERE h.rid = e.rid) LIMIT ?`, batch)
+			if err != nil {
+				return err
+			}
+			type row struct {
+				rid int64
+				e   *postgram.Entity
+			}
+			var todo []row
+			for rows.Next() {
+				var r row
+				if r.e, err = scanEntity(rows, &r.rid); err != nil {
+					rows.Close()
+					return err
+				}
+				todo = append(todo, r)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, r := range todo {
+				if err := putHead(ctx, tx, r.rid, r.e); err != nil {
+					return err
+				}
+			}
+			n = len(todo)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("sqlite: migrate: entity heads: %w", mapErr(err))
+		}
+		if n < batch {
+			return nil
+		}
+	}
 }
 
 func (s *Store) migrateOne(ctx context.Context, names []string) (done bool, err error) {

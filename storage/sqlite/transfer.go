@@ -245,6 +245,9 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 				e.ExtractionStatus, e.ExtractionAttempts, e.ExtractionError, micros(e.CreatedAt), micros(e.UpdatedAt)).Scan(&rid); err != nil {
 				return fmt.Errorf("entity %s: %w", e.ID, err)
 			}
+			if err := putHead(ctx, tx, rid, withMetadata(e, r.Metadata)); err != nil {
+				return fmt.Errorf("head of entity %s: %w", e.ID, err)
+			}
 			if err := insertChunks(ctx, tx, ws, e.ID, rid, prepared[i]); err != nil {
 				return fmt.Errorf("chunks of entity %s: %w", e.ID, err)
 			}
@@ -320,4 +323,17 @@ func (s *Store) ImportEdges(ctx context.Context, ws string, edges []postgram.Edg
 		return 0, fmt.Errorf("sqlite: import edges: %w", mapErr(err))
 	}
 	return inserted, nil
+}
+
+// withMetadata returns e with its metadata decoded from raw (an export
+// record keeps it apart), for what is derived from it (the head).
+func withMetadata(e *postgram.Entity, raw json.RawMessage) *postgram.Entity {
+	if e.Metadata != nil || len(raw) == 0 {
+		return e
+	}
+	c := *e
+	if err := json.Unmarshal(raw, &c.Metadata); err != nil {
+		c.Metadata = nil
+	}
+	return &c
 }

@@ -100,12 +100,12 @@ func decodePositions(npos int, b []byte, dst []uint16) []uint16 {
 // lexemes are PostgreSQL's plainto_tsquery('simple', term), ANDed.
 type terms struct{ *tsrank.Query }
 
-func compileTerms(ts []string) *terms {
+func compileTerms(ts []string, alternatives [][]string) *terms {
 	ls := make([][]string, len(ts))
 	for i, t := range ts {
 		ls[i] = query.Lexemes(t)
 	}
-	return &terms{tsrank.Compile(ls)}
+	return &terms{tsrank.CompileWith(ls, alternatives)}
 }
 
 // withLexemes returns the indexes of the terms that have lexemes (a term

@@ -85,6 +85,9 @@ func topicLabels(pr *project) map[string]int {
 	for _, d := range pr.meetings {
 		m[d.key] = 1
 	}
+	for _, t := range pr.tasks {
+		m[t.doc.key] = 1
+	}
 	if pr.design != nil {
 		m[pr.design.doc.key] = 1
 	}

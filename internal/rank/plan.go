@@ -1,0 +1,194 @@
+package rank
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/postgram-go/postgram/internal/query"
+)
+
+// Kind says how a feature slot matches its term.
+type Kind uint8
+
+// Slot kinds.
+const (
+	Exact     Kind = iota // the term's own lexemes, all of them
+	Inflected             // a word sharing the term's English stem
+	Typo                  // a word one edit away from the term
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Inflected:
+		return "inflection"
+	case Typo:
+		return "typo"
+	}
+	return "exact"
+}
+
+// Slot is one feature column of a query: a term's exact lexemes, or one
+// alternative lexeme of it.
+type Slot struct {
+	Term   int
+	Kind   Kind
+	Lexeme string // the alternative; for Exact, the term's rarest lexeme
+	DF     int64  // chunks of the workspace holding it
+	IDF    float64
+}
+
+// Analysis is a query's terms with the lexemes whose statistics ranking
+// needs: each term's own, and the candidates of its expansions.
+type Analysis struct {
+	Terms   []string
+	Lexemes [][]string // per term, its simple lexemes (AND)
+	inflect [][]string // per term, inflection candidates
+	typos   [][]string // per term, typo candidates
+}
+
+// Analyze prepares the terms (already retained by query.Parse).
+func Analyze(terms []string) *Analysis {
+	a := &Analysis{Terms: terms, Lexemes: make([][]string, len(terms)),
+		inflect: make([][]string, len(terms)), typos: make([][]string, len(terms))}
+	for i, t := range terms {
+		a.Lexemes[i] = query.Lexemes(t)
+		if Expandable(a.Lexemes[i]) {
+			a.inflect[i] = Inflections(a.Lexemes[i][0])
+			a.typos[i] = Typos(a.Lexemes[i][0])
+		}
+	}
+	return a
+}
+
+// Lookups returns the distinct lexemes whose statistics the plan needs, in
+// byte order.
+func (a *Analysis) Lookups() []string {
+	var out []string
+	for i := range a.Terms {
+		out = append(out, a.Lexemes[i]...)
+		out = append(out, a.inflect[i]...)
+		out = append(out, a.typos[i]...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Stats are a workspace's corpus statistics.
+type Stats struct {
+	Chunks int64 // chunks in the workspace
+	Length int64 // their total length in lexeme positions
+	// DF maps a lexeme to the number of chunks holding it (absent: 0).
+	DF map[string]int64
+}
+
+// Plan is an analysed query with its statistics: the slots the keyword
+// branch reports features for and the weights that score them.
+type Plan struct {
+	Terms []string
+	// Lexemes holds each term's own lexemes.
+	Lexemes [][]string
+	// Slots: term i's exact slot is Slots[i]; the alternatives follow,
+	// grouped by term in term order.
+	Slots []Slot
+	// Alternatives per term: the lexemes of its alternative slots, in
+	// slot order (what the keyword branch also matches the term by).
+	Alternatives [][]string
+	// Present marks the terms that occur in the workspace (by any slot).
+	Present []bool
+	AvgLen  float64
+	Params  Params
+}
+
+// NewPlan chooses each term's alternatives among the candidates that occur
+// in the workspace and computes every slot's IDF. Inflections are kept
+// for every expandable term; typo candidates only for a term that itself
+// occurs in at most p.TypoMaxDF chunks. Each kind keeps its most common
+// candidates first.
+func NewPlan(a *Analysis, st Stats, p Params) *Plan {
+	n := len(a.Terms)
+	pl := &Plan{Terms: a.Terms, Lexemes: a.Lexemes, Slots: make([]Slot, n), Alternatives: make([][]string, n), Present: make([]bool, n), Params: p}
+	if st.Chunks > 0 {
+		pl.AvgLen = float64(st.Length) / float64(st.Chunks)
+	}
+	idf := func(df int64) float64 {
+		// BM25's idf, always positive.
+		return math.Log(1 + (float64(st.Chunks)-float64(df)+0.5)/(float64(df)+0.5))
+	}
+	for i := range a.Terms {
+		s := Slot{Term: i, Kind: Exact}
+		for j, l := range a.Lexemes[i] {
+			// A term's lexemes are ANDed: it is at most as common as its
+			// rarest lexeme.
+			if df := st.DF[l]; j == 0 || df < s.DF {
+				s.DF, s.Lexeme = df, l
+			}
+		}
+		s.IDF = idf(s.DF)
+		pl.Slots[i] = s
+		pl.Present[i] = s.DF > 0
+	}
+	for i := range a.Terms {
+		taken := map[string]bool{}
+		choose := func(cands []string, kind Kind, max int) {
+			var found []Slot
+			for _, c := range cands {
+				if df := st.DF[c]; df > 0 && !taken[c] {
+					found = append(found, Slot{Term: i, Kind: kind, Lexeme: c, DF: df, IDF: idf(df)})
+				}
+			}
+			slices.SortStableFunc(found, func(x, y Slot) int {
+				if c := cmp.Compare(y.DF, x.DF); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.Lexeme, y.Lexeme)
+			})
+			for _, s := range found[:min(max, len(found))] {
+				taken[s.Lexeme] = true
+				pl.Slots = append(pl.Slots, s)
+				pl.Alternatives[i] = append(pl.Alternatives[i], s.Lexeme)
+				pl.Present[i] = true
+			}
+		}
+		choose(a.inflect[i], Inflected, p.MaxInflections)
+		if pl.Slots[i].DF <= p.TypoMaxDF {
+			choose(a.typos[i], Typo, p.MaxTypos)
+		}
+	}
+	return pl
+}
+
+// TermDF returns how many chunks hold a term by any of its slots (an upper
+// bound: a chunk may hold several), its rarity for the pool's per-term
+// steps.
+func (pl *Plan) TermDF(i int) int64 {
+	var n int64
+	for _, s := range pl.Slots {
+		if s.Term == i {
+			n += s.DF
+		}
+	}
+	return n
+}
+
+// Expansions returns each term's alternatives with their kinds, for
+// explanations.
+func (pl *Plan) Expansions() map[string][]string {
+	out := map[string][]string{}
+	for _, s := range pl.Slots[len(pl.Terms):] {
+		t := pl.Terms[s.Term]
+		out[t] = append(out[t], s.Lexeme+" ("+s.Kind.String()+")")
+	}
+	return out
+}
+
+// weight is the slot's kind weight.
+func (pl *Plan) weight(s *Slot) float64 {
+	switch s.Kind {
+	case Inflected:
+		return pl.Params.InflectionWeight
+	case Typo:
+		return pl.Params.TypoWeight
+	}
+	return 1
+}

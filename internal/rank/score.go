@@ -1,0 +1,441 @@
+package rank
+
+import (
+	"bytes"
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram/internal/fusion"
+	"github.com/postgram-go/postgram/internal/query"
+)
+
+// Params are ranking v2's weights. DefaultParams holds the values chosen
+// on the development part of the quality benchmark.
+type Params struct {
+	K1 float64 // BM25 term-frequency saturation
+	B  float64 // BM25 length normalisation
+	// InflectionWeight and TypoWeight scale a term matched by an
+	// alternative instead of its own lexemes.
+	InflectionWeight float64
+	TypoWeight       float64
+	// HeadWeight scales a term's IDF when the entity's head (its name, see
+	// Head) holds it, in full for a head of at most HeadLead positions and
+	// by HeadLead/n for a longer head of n positions.
+	HeadWeight float64
+	HeadLead   float64
+	// TagWeight and TypeWeight scale a term's IDF when one of the entity's
+	// tags, or its type, is the term.
+	TagWeight  float64
+	TypeWeight float64
+	// MoreChunks scales the evidence of an entity's chunks beyond its best.
+	MoreChunks float64
+	// VectorWeight is the vector branch's share of the fused score.
+	VectorWeight float64
+	// Coverage is the share of the query's IDF mass an entity must match
+	// to be eligible by keywords (beside the seed's rules).
+	Coverage float64
+	// TypoMaxDF: a term held by at most this many chunks is expanded to
+	// typo candidates.
+	TypoMaxDF int64
+	// MaxInflections and MaxTypos bound a term's alternatives.
+	MaxInflections int
+	MaxTypos       int
+}
+
+// DefaultParams returns the tuned defaults.
+func DefaultParams() Params {
+	return Params{
+		K1: 1.2, B: 0.75,
+		InflectionWeight: 0.8, TypoWeight: 0.7,
+		HeadWeight: 1.0, HeadLead: 3, TagWeight: 0.5, TypeWeight: 0.5, MoreChunks: 0.2,
+		VectorWeight: 0.3, Coverage: 0.5,
+		TypoMaxDF: 0, MaxInflections: 6, MaxTypos: 3,
+	}
+}
+
+// termScores sets out, per term, to the best BM25 contribution among the
+// term's slots for a chunk (tf per slot, length in positions), and slot to
+// the slot that gave it.
+func (pl *Plan) termScores(tf []uint16, length int32, out []float64, slot []int) {
+	p := &pl.Params
+	norm := 1.0
+	if pl.AvgLen > 0 {
+		norm = 1 - p.B + p.B*float64(length)/pl.AvgLen
+	}
+	for k := range pl.Slots {
+		if k >= len(tf) || tf[k] == 0 {
+			continue
+		}
+		s := &pl.Slots[k]
+		f := float64(tf[k])
+		v := pl.weight(s) * s.IDF * f * (p.K1 + 1) / (f + p.K1*norm)
+		if v > out[s.Term] {
+			out[s.Term], slot[s.Term] = v, k
+		}
+	}
+}
+
+// fieldScores sets, per term, the best weighted IDF among the term's slots
+// that the entity's name fields hold: its head (scaled by the head's
+// length), its tags and its type; and the slot and field that gave it.
+func (pl *Plan) fieldScores(f *fusion.Features, tagLexemes func(string) []string, out []float64, slot []int, field []string) {
+	p := &pl.Params
+	head := 1.0
+	if n := float64(f.HeadLen); n > p.HeadLead {
+		head = p.HeadLead / n
+	}
+	note := func(k int, w float64, where string) {
+		s := &pl.Slots[k]
+		if v := pl.weight(s) * s.IDF * w; v > out[s.Term] {
+			out[s.Term], slot[s.Term], field[s.Term] = v, k, where
+		}
+	}
+	for k := range pl.Slots {
+		if k < len(f.HeadPos) && f.HeadPos[k] > 0 {
+			note(k, p.HeadWeight*head, "head")
+		}
+		if f.Type != "" && pl.slotIn(k, []string{f.Type}) {
+			note(k, p.TypeWeight, "type")
+		}
+		for _, t := range f.Tags {
+			if pl.slotIn(k, tagLexemes(t)) {
+				note(k, p.TagWeight, "tag")
+				break
+			}
+		}
+	}
+}
+
+// slotIn reports whether a slot's lexemes are all among lexemes.
+func (pl *Plan) slotIn(k int, lexemes []string) bool {
+	s := &pl.Slots[k]
+	if s.Kind != Exact {
+		return slices.Contains(lexemes, s.Lexeme)
+	}
+	own := pl.Lexemes[s.Term]
+	if len(own) == 0 {
+		return false
+	}
+	for _, l := range own {
+		if !slices.Contains(lexemes, l) {
+			return false
+		}
+	}
+	return true
+}
+
+// termIDF returns a term's weight in the coverage rule: its exact IDF when
+// it occurs, else its best alternative's weighted IDF.
+func (pl *Plan) termIDF(i int) float64 {
+	if pl.Slots[i].DF > 0 {
+		return pl.Slots[i].IDF
+	}
+	best := 0.0
+	for k := len(pl.Terms); k < len(pl.Slots); k++ {
+		if s := &pl.Slots[k]; s.Term == i {
+			best = max(best, pl.weight(s)*s.IDF)
+		}
+	}
+	return best
+}
+
+// Components explain one fused result.
+type Components struct {
+	Body         float64 // the best chunk's BM25
+	MoreChunks   float64 // the other chunks' BM25, scaled
+	Head         float64 // head (name field) matches, scaled
+	Keyword      float64 // Body + MoreChunks + Head
+	KeywordShare float64 // Keyword relative to the best result's, 0..1
+	Vector       float64 // similarity relative to the vector list, 0..1
+	Coverage     float64 // share of the query's IDF mass matched
+	Chunks       int     // keyword-pool chunks of the entity
+	// Matched lists, per term, how it matched ("" when it did not):
+	// the lexeme and its kind, in the best chunk or head.
+	Matched []string
+}
+
+// Result is a fused entity with its explanation.
+type Result struct {
+	fusion.Result
+	Why Components
+}
+
+// entity accumulates one entity's candidates.
+type entity struct {
+	id       uuid.UUID
+	cands    []int
+	terms    []float64 // per term, best body contribution
+	head     []float64 // per term, head contribution
+	termSlot []int     // per term, the slot of terms[i]
+	headSlot []int     // per term, the slot of head[i]
+	field    []string  // per term, the field of head[i]
+	body     float64   // best chunk
+	bodySum  float64
+	bestKW   int // candidate of the best chunk (-1: none)
+	sim      float64
+	hasSim   bool
+	bestVec  int
+	coverage float64
+	score    float64
+	kwRank   int
+	comp     Components
+}
+
+// Fuse scores candidates with ranking v2 and returns one result per
+// eligible entity, best first. An entity is eligible when one of its
+// chunks passes the seed's gate (fusion.Eligible) or its chunks and head
+// together match at least Params.Coverage of the query's IDF mass; a
+// candidate whose similarity is pending counts as having none (see
+// Unsettled). The score is (1 − VectorWeight) × the entity's keyword
+// evidence relative to the best entity's + VectorWeight × its best
+// chunk's similarity relative to the vector list's range; recency
+// multiplies it as in the seed ranking. Ties: the better keyword rank,
+// vector rank, then entity id.
+func Fuse(pl *Plan, cands []fusion.Candidate, fp fusion.Params) []Result {
+	ents := pl.entities(cands)
+	out := make([]Result, 0, len(ents))
+	for _, e := range ents {
+		if !pl.eligible(e, cands, fp) {
+			continue
+		}
+		out = append(out, pl.result(e, cands, fp))
+	}
+	slices.SortFunc(out, func(a, b Result) int { return cmpResult(&a.Result, &b.Result) })
+	return out
+}
+
+// Unsettled returns the candidates whose pending similarity decides which
+// entities make the first limit results: walking entities in score order
+// (which similarity does not change), an entity not yet eligible without
+// its pending similarities needs them. See fusion.Unsettled.
+func Unsettled(pl *Plan, cands []fusion.Candidate, fp fusion.Params, limit int) []int {
+	pending := false
+	for i := range cands {
+		pending = pending || cands[i].SimilarityPending
+	}
+	if !pending || limit <= 0 {
+		return nil
+	}
+	ents := pl.entities(cands)
+	rs := make([]Result, len(ents))
+	for i, e := range ents {
+		rs[i] = pl.result(e, cands, fp)
+	}
+	order := make([]int, len(ents))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpResult(&rs[a].Result, &rs[b].Result) })
+	var need []int
+	taken := 0
+	for _, i := range order {
+		if taken >= limit {
+			break
+		}
+		e := ents[i]
+		if pl.eligible(e, cands, fp) {
+			taken++
+			continue
+		}
+		var waiting []int
+		for _, c := range e.cands {
+			if cands[c].SimilarityPending {
+				waiting = append(waiting, c)
+			}
+		}
+		if len(waiting) > 0 {
+			need = append(need, waiting...)
+			taken++ // assumed eligible until known
+		}
+	}
+	return need
+}
+
+// entities groups candidates by entity and scores their keyword evidence
+// (normalisation across entities is left to result).
+func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
+	n := len(pl.Terms)
+	byID := make(map[uuid.UUID]*entity, len(cands))
+	var ents []*entity
+	chunk, chunkSlot := make([]float64, n), make([]int, n)
+	tagLex := map[string][]string{}
+	tagLexemes := func(t string) []string {
+		ls, ok := tagLex[t]
+		if !ok {
+			ls = query.Lexemes(t)
+			tagLex[t] = ls
+		}
+		return ls
+	}
+	for ci := range cands {
+		c := &cands[ci]
+		e := byID[c.EntityID]
+		if e == nil {
+			e = &entity{id: c.EntityID, terms: make([]float64, n), head: make([]float64, n),
+				termSlot: make([]int, n), headSlot: make([]int, n), field: make([]string, n), bestKW: -1, bestVec: -1}
+			byID[c.EntityID] = e
+			ents = append(ents, e)
+		}
+		e.cands = append(e.cands, ci)
+		if c.VectorRank > 0 && c.Similarity != nil && (!e.hasSim || *c.Similarity > e.sim) {
+			e.sim, e.hasSim, e.bestVec = *c.Similarity, true, ci
+		}
+		f := c.Features
+		if f == nil {
+			continue
+		}
+		clear(chunk)
+		pl.termScores(f.TF, f.Length, chunk, chunkSlot)
+		sc := 0.0
+		for i, v := range chunk {
+			sc += v
+			if v > e.terms[i] {
+				e.terms[i], e.termSlot[i] = v, chunkSlot[i]
+			}
+		}
+		e.bodySum += sc
+		if e.bestKW < 0 || sc > e.body {
+			e.body, e.bestKW = sc, ci
+		}
+		pl.fieldScores(f, tagLexemes, e.head, e.headSlot, e.field)
+	}
+	p := &pl.Params
+	var total float64
+	for i := range n {
+		if pl.Present[i] {
+			total += pl.termIDF(i)
+		}
+	}
+	for _, e := range ents {
+		var head, covered float64
+		for i := range n {
+			head += e.head[i]
+			if pl.Present[i] && (e.terms[i] > 0 || e.head[i] > 0) {
+				covered += pl.termIDF(i)
+			}
+		}
+		e.comp = Components{Body: e.body, MoreChunks: p.MoreChunks * (e.bodySum - e.body), Head: p.HeadWeight * head}
+		e.comp.Keyword = e.comp.Body + e.comp.MoreChunks + e.comp.Head
+		if total > 0 {
+			e.coverage = covered / total
+		}
+		e.comp.Coverage = e.coverage
+		e.comp.Matched = make([]string, n)
+		for i := range n {
+			switch {
+			case e.terms[i] > 0:
+				s := &pl.Slots[e.termSlot[i]]
+				e.comp.Matched[i] = s.Lexeme + " (" + s.Kind.String() + ")"
+			case e.head[i] > 0:
+				s := &pl.Slots[e.headSlot[i]]
+				e.comp.Matched[i] = s.Lexeme + " (" + s.Kind.String() + ", " + e.field[i] + " only)"
+			}
+			if e.terms[i] > 0 && e.head[i] > 0 {
+				e.comp.Matched[i] += " +" + e.field[i]
+			}
+		}
+	}
+	pl.normalise(ents)
+	// Keyword ranks: entities by keyword evidence.
+	byKW := slices.Clone(ents)
+	slices.SortStableFunc(byKW, func(a, b *entity) int { return cmp.Compare(b.comp.Keyword, a.comp.Keyword) })
+	for i, e := range byKW {
+		if e.comp.Keyword > 0 {
+			e.kwRank = i + 1
+		}
+	}
+	return ents
+}
+
+// normalise sets each entity's fused score.
+func (pl *Plan) normalise(ents []*entity) {
+	var kwMax, simMax, simMin float64
+	first := true
+	for _, e := range ents {
+		kwMax = max(kwMax, e.comp.Keyword)
+		if e.hasSim {
+			if first {
+				simMax, simMin, first = e.sim, e.sim, false
+			}
+			simMax, simMin = max(simMax, e.sim), min(simMin, e.sim)
+		}
+	}
+	w := pl.Params.VectorWeight
+	for _, e := range ents {
+		if kwMax > 0 {
+			e.comp.KeywordShare = e.comp.Keyword / kwMax
+		}
+		if e.hasSim {
+			if simMax > simMin {
+				e.comp.Vector = (e.sim - simMin) / (simMax - simMin)
+			} else {
+				e.comp.Vector = 1
+			}
+		}
+		e.score = (1-w)*e.comp.KeywordShare + w*e.comp.Vector
+	}
+}
+
+// eligible applies the gate to an entity.
+func (pl *Plan) eligible(e *entity, cands []fusion.Candidate, fp fusion.Params) bool {
+	if e.coverage >= pl.Params.Coverage && e.coverage > 0 {
+		return true
+	}
+	for _, c := range e.cands {
+		if fusion.Eligible(cands[c], fp) {
+			return true
+		}
+	}
+	return false
+}
+
+// result builds an entity's fused result: the chunk shown is its best
+// keyword chunk, else its nearest.
+func (pl *Plan) result(e *entity, cands []fusion.Candidate, fp fusion.Params) Result {
+	show := e.bestKW
+	if show < 0 {
+		show = e.bestVec
+	}
+	if show < 0 {
+		show = e.cands[0]
+	}
+	c := cands[show]
+	c.KeywordRank = e.kwRank
+	r := Result{Result: fusion.Result{Candidate: c, Score: e.score}, Why: e.comp}
+	r.Adjusted = r.Score * fusion.Recency(c.UpdatedAt, fp.Now, fp.RecencyWeight)
+	r.Why.Chunks = 0
+	for _, ci := range e.cands {
+		if cands[ci].Features != nil {
+			r.Why.Chunks++
+		}
+	}
+	return r
+}
+
+// cmpResult orders results: adjusted score descending, then keyword rank,
+// vector rank (missing last), entity id.
+func cmpResult(a, b *fusion.Result) int {
+	if a.Adjusted != b.Adjusted {
+		if a.Adjusted > b.Adjusted {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(rankKey(a.KeywordRank), rankKey(b.KeywordRank)); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(rankKey(a.VectorRank), rankKey(b.VectorRank)); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.EntityID[:], b.EntityID[:])
+}
+
+func rankKey(r int) int {
+	if r <= 0 {
+		return math.MaxInt
+	}
+	return r
+}
