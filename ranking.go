@@ -47,6 +47,9 @@ type RankingWeights struct {
 	// positions and by HeadLead/n for a longer head of n positions.
 	HeadWeight float64 `json:"head_weight"`
 	HeadLead   float64 `json:"head_lead"`
+	// HeadStart: a term at one of the head's first HeadStart positions
+	// counts in full whatever the head's length (0: off).
+	HeadStart float64 `json:"head_start"`
 	// TagWeight and TypeWeight scale the IDF of a term that is one of the
 	// entity's tags, or its type.
 	TagWeight  float64 `json:"tag_weight"`
@@ -59,6 +62,9 @@ type RankingWeights struct {
 	// Coverage: an entity matching this share of the query's IDF mass is
 	// eligible by keywords alone (0..1; the seed's rules apply as well).
 	Coverage float64 `json:"coverage"`
+	// CoverageBoost: an entity's keyword evidence is scaled by the share
+	// of the query's IDF mass it matches, raised to this power (0: off).
+	CoverageBoost float64 `json:"coverage_boost"`
 	// TypoMaxDF: terms held by at most this many chunks are expanded to
 	// typo corrections; MaxInflections and MaxTypos bound the expansions
 	// of one term.
@@ -71,14 +77,14 @@ type RankingWeights struct {
 func DefaultRankingWeights() RankingWeights {
 	p := rank.DefaultParams()
 	return RankingWeights{K1: p.K1, B: p.B, InflectionWeight: p.InflectionWeight, TypoWeight: p.TypoWeight,
-		HeadWeight: p.HeadWeight, HeadLead: p.HeadLead, TagWeight: p.TagWeight, TypeWeight: p.TypeWeight, MoreChunks: p.MoreChunks, VectorWeight: p.VectorWeight,
-		Coverage: p.Coverage, TypoMaxDF: p.TypoMaxDF, MaxInflections: p.MaxInflections, MaxTypos: p.MaxTypos}
+		HeadWeight: p.HeadWeight, HeadLead: p.HeadLead, HeadStart: p.HeadStart, TagWeight: p.TagWeight, TypeWeight: p.TypeWeight, MoreChunks: p.MoreChunks, VectorWeight: p.VectorWeight,
+		Coverage: p.Coverage, CoverageBoost: p.CoverageBoost, TypoMaxDF: p.TypoMaxDF, MaxInflections: p.MaxInflections, MaxTypos: p.MaxTypos}
 }
 
 func (w *RankingWeights) params() rank.Params {
 	return rank.Params{K1: w.K1, B: w.B, InflectionWeight: w.InflectionWeight, TypoWeight: w.TypoWeight,
-		HeadWeight: w.HeadWeight, HeadLead: w.HeadLead, TagWeight: w.TagWeight, TypeWeight: w.TypeWeight, MoreChunks: w.MoreChunks, VectorWeight: w.VectorWeight,
-		Coverage: w.Coverage, TypoMaxDF: w.TypoMaxDF, MaxInflections: w.MaxInflections, MaxTypos: w.MaxTypos}
+		HeadWeight: w.HeadWeight, HeadLead: w.HeadLead, HeadStart: w.HeadStart, TagWeight: w.TagWeight, TypeWeight: w.TypeWeight, MoreChunks: w.MoreChunks, VectorWeight: w.VectorWeight,
+		Coverage: w.Coverage, CoverageBoost: w.CoverageBoost, TypoMaxDF: w.TypoMaxDF, MaxInflections: w.MaxInflections, MaxTypos: w.MaxTypos}
 }
 
 func (w *RankingWeights) validate() error {
@@ -102,12 +108,16 @@ func (w *RankingWeights) validate() error {
 		return invalid("search.weights.k1", "must be in (0, 10]")
 	case !(w.HeadWeight >= 0 && w.HeadWeight <= 100):
 		return invalid("search.weights.head_weight", "must be in [0, 100]")
+	case !(w.HeadStart >= 0 && w.HeadStart <= 1000):
+		return invalid("search.weights.head_start", "must be in [0, 1000]")
 	case !(w.TagWeight >= 0 && w.TagWeight <= 100):
 		return invalid("search.weights.tag_weight", "must be in [0, 100]")
 	case !(w.TypeWeight >= 0 && w.TypeWeight <= 100):
 		return invalid("search.weights.type_weight", "must be in [0, 100]")
 	case !(w.HeadLead >= 1 && w.HeadLead <= 1000):
 		return invalid("search.weights.head_lead", "must be in [1, 1000]")
+	case !(w.CoverageBoost >= 0 && w.CoverageBoost <= 10):
+		return invalid("search.weights.coverage_boost", "must be in [0, 10]")
 	case !(w.MoreChunks >= 0 && w.MoreChunks <= 10):
 		return invalid("search.weights.more_chunks", "must be in [0, 10]")
 	case w.TypoMaxDF < 0:

@@ -21,6 +21,11 @@ import (
 // KeywordPoolSize is the most chunks the keyword branch ranks.
 const KeywordPoolSize = 200
 
+// HeadCandidates is how many entities ranking v2 adds to the keyword pool
+// because their head (name fields) matches a term while their content may
+// not (KeywordFillQuery.Heads).
+const HeadCandidates = 20
+
 // MaxQueryBytes bounds a search query.
 const MaxQueryBytes = 32 << 10
 
@@ -577,8 +582,11 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		for i, t := range order {
 			idx[i] = t.i
 		}
-		res, err := filler.KeywordFill(ctx, c.ws, KeywordFillQuery{Filter: f, Terms: terms, Order: idx, Limit: KeywordPoolSize,
-			Alternatives: alts, Features: plan != nil})
+		q := KeywordFillQuery{Filter: f, Terms: terms, Order: idx, Limit: KeywordPoolSize, Alternatives: alts}
+		if plan != nil {
+			q.Features, q.Heads = true, HeadCandidates
+		}
+		res, err := filler.KeywordFill(ctx, c.ws, q)
 		switch {
 		case err != nil:
 			return nil, "", err

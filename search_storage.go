@@ -23,10 +23,11 @@ type SimilarityScorer interface {
 // runs the steps.
 type KeywordFiller interface {
 	// KeywordFill returns the chunks matching every term (at most
-	// q.Limit), then, while the pool holds fewer than q.Limit chunks, the
-	// chunks matching each term of q.Order in turn that are not in the pool
-	// yet (each step capped at the room left, in unspecified order). Hits
-	// are scored as KeywordProbe scores them without a Vector.
+	// q.Limit), then the head matches q.Heads asks for, then, while the
+	// pool holds fewer than q.Limit chunks, the chunks matching each term
+	// of q.Order in turn that are not in the pool yet (each step capped at
+	// the room left, in unspecified order). Hits are scored as
+	// KeywordProbe scores them without a Vector.
 	KeywordFill(ctx context.Context, ws string, q KeywordFillQuery) (KeywordFillResult, error)
 }
 
@@ -40,6 +41,12 @@ type KeywordFillQuery struct {
 	// Alternatives and Features are as in KeywordQuery.
 	Alternatives [][]string
 	Features     bool
+	// Heads, when positive, adds after the conjunction's chunks (room
+	// permitting) up to Heads entities not in the pool yet whose head
+	// (rank.Head: name fields) matches a term, taking terms in Order, each
+	// represented by its first chunk: an entity whose name is only in its
+	// metadata is found by that name.
+	Heads int
 }
 
 // KeywordFillResult is a filled pool.

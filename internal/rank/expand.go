@@ -100,9 +100,12 @@ func isConsonant(c byte) bool {
 
 // Typos returns every word at optimal-string-alignment distance 1 from
 // lexeme (one letter deleted, inserted or replaced, or two neighbours
-// swapped), over the letters a–z and the lexeme's own: the candidates a
-// typo expansion looks up in the workspace's vocabulary. Terms shorter than
-// MinTypoRunes or longer than MaxTypoRunes get none.
+// swapped) that keeps its first letter, over the letters a–z and the
+// lexeme's own: the candidates a typo expansion looks up in the
+// workspace's vocabulary. People rarely mistype a word's first letter, and
+// a correction that changes it mostly turns a real word into another one
+// ("right" into "night"). Terms shorter than MinTypoRunes or longer than
+// MaxTypoRunes get none.
 func Typos(lexeme string) []string {
 	r := []rune(lexeme)
 	n := len(r)
@@ -125,17 +128,17 @@ func Typos(lexeme string) []string {
 		}
 	}
 	buf := make([]rune, 0, n+1)
-	for i := range n { // deletions
+	for i := 1; i < n; i++ { // deletions
 		add(append(append(buf[:0], r[:i]...), r[i+1:]...))
 	}
-	for i := 0; i+1 < n; i++ { // transpositions
+	for i := 1; i+1 < n; i++ { // transpositions
 		if r[i] != r[i+1] {
 			w := append(buf[:0], r...)
 			w[i], w[i+1] = w[i+1], w[i]
 			add(w)
 		}
 	}
-	for i := range n { // substitutions
+	for i := 1; i < n; i++ { // substitutions
 		for _, c := range alphabet {
 			if c != r[i] {
 				w := append(buf[:0], r...)
@@ -144,7 +147,7 @@ func Typos(lexeme string) []string {
 			}
 		}
 	}
-	for i := 0; i <= n; i++ { // insertions
+	for i := 1; i <= n; i++ { // insertions
 		for _, c := range alphabet {
 			w := append(append(append(buf[:0], r[:i]...), c), r[i:]...)
 			add(w)

@@ -27,13 +27,14 @@ const (
 // Head returns an entity's head: the words that name it, which ranking
 // weighs above body text. They are its metadata.name, metadata.title and
 // metadata.aliases (a string or a list of strings) and its content's name:
-// the first Markdown heading; else, when the first sentence defines its
-// subject ("Dana Whitfield is a staff engineer …", "Project Lighthouse is
-// …": most entities carry no title field, and the leading words of such a
-// note are its de-facto name), that subject; else a title-like first line
-// (one without a sentence break inside); else the first sentence, at most
-// maxLeadWords words. One per line, at most MaxHeadBytes, valid UTF-8.
-// Tags and type are matched apart (see Plan).
+// the first Markdown heading, else the subject of a first sentence that
+// defines it ("Dana Whitfield is a staff engineer …", "Project Lighthouse
+// is …": most entities carry no title field, and the leading words of such
+// a note are its de-facto name). An entity without any of those is named
+// by its leading words: a title-like first line (one without a sentence
+// break inside), else its first sentence, at most maxLeadWords words. One
+// per line, at most MaxHeadBytes, valid UTF-8. Tags and type are matched
+// apart (see Plan).
 func Head(content string, metadata map[string]any) string {
 	var b strings.Builder
 	add := func(s string, limit int) {
@@ -65,16 +66,21 @@ func Head(content string, metadata map[string]any) string {
 			add(s, maxFieldBytes)
 		}
 	}
-	add(lead(content), maxLeadBytes)
+	named := b.Len() > 0
+	if l, strong := lead(content); strong || !named {
+		add(l, maxLeadBytes)
+	}
 	return b.String()
 }
 
-// lead returns the name a content gives itself (see Head).
-func lead(content string) string {
+// lead returns the name a content gives itself (see Head), and whether it
+// is a strong one (a heading or a defined subject) rather than leading
+// words.
+func lead(content string) (string, bool) {
 	s := strings.TrimLeftFunc(content, unicode.IsSpace)
 	line, _, _ := strings.Cut(s, "\n")
 	if h, ok := heading(line); ok {
-		return h
+		return h, true
 	}
 	line = strings.TrimRightFunc(line, unicode.IsSpace)
 	end := sentenceEnd(line)
@@ -83,12 +89,12 @@ func lead(content string) string {
 		first = line[:end]
 	}
 	if subj, ok := definedSubject(first); ok {
-		return subj
+		return subj, true
 	}
 	if end < 0 || end == len(line) {
-		return firstWords(line, maxLeadWords)
+		return firstWords(line, maxLeadWords), false
 	}
-	return firstWords(first, maxLeadWords)
+	return firstWords(first, maxLeadWords), false
 }
 
 // copulas introduce a definition: "<subject> is a …".

@@ -26,6 +26,9 @@ type Params struct {
 	// by HeadLead/n for a longer head of n positions.
 	HeadWeight float64
 	HeadLead   float64
+	// HeadStart: a term at one of the head's first HeadStart positions
+	// counts in full whatever the head's length.
+	HeadStart float64
 	// TagWeight and TypeWeight scale a term's IDF when one of the entity's
 	// tags, or its type, is the term.
 	TagWeight  float64
@@ -37,6 +40,10 @@ type Params struct {
 	// Coverage is the share of the query's IDF mass an entity must match
 	// to be eligible by keywords (beside the seed's rules).
 	Coverage float64
+	// CoverageBoost raises the share of the query's IDF mass an entity
+	// matches to this power and scales its keyword evidence by it, so an
+	// entity matching every term outranks one matching the rarest alone.
+	CoverageBoost float64
 	// TypoMaxDF: a term held by at most this many chunks is expanded to
 	// typo candidates.
 	TypoMaxDF int64
@@ -48,10 +55,10 @@ type Params struct {
 // DefaultParams returns the tuned defaults.
 func DefaultParams() Params {
 	return Params{
-		K1: 1.2, B: 0.75,
+		K1: 1.2, B: 0.3,
 		InflectionWeight: 0.8, TypoWeight: 0.7,
-		HeadWeight: 1.0, HeadLead: 3, TagWeight: 0.5, TypeWeight: 0.5, MoreChunks: 0.2,
-		VectorWeight: 0.3, Coverage: 0.5,
+		HeadWeight: 3, HeadLead: 3, HeadStart: 1, TagWeight: 0.25, TypeWeight: 0.5, MoreChunks: 0.1,
+		VectorWeight: 0.15, Coverage: 0.5, CoverageBoost: 2,
 		TypoMaxDF: 0, MaxInflections: 6, MaxTypos: 3,
 	}
 }
@@ -95,7 +102,11 @@ func (pl *Plan) fieldScores(f *fusion.Features, tagLexemes func(string) []string
 	}
 	for k := range pl.Slots {
 		if k < len(f.HeadPos) && f.HeadPos[k] > 0 {
-			note(k, p.HeadWeight*head, "head")
+			w := head
+			if float64(f.HeadPos[k]) <= p.HeadStart {
+				w = 1 // the head starts with it
+			}
+			note(k, p.HeadWeight*w, "head")
 		}
 		if f.Type != "" && pl.slotIn(k, []string{f.Type}) {
 			note(k, p.TypeWeight, "type")
@@ -317,11 +328,11 @@ func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 				covered += pl.termIDF(i)
 			}
 		}
-		e.comp = Components{Body: e.body, MoreChunks: p.MoreChunks * (e.bodySum - e.body), Head: p.HeadWeight * head}
-		e.comp.Keyword = e.comp.Body + e.comp.MoreChunks + e.comp.Head
+		e.comp = Components{Body: e.body, MoreChunks: p.MoreChunks * (e.bodySum - e.body), Head: head}
 		if total > 0 {
 			e.coverage = covered / total
 		}
+		e.comp.Keyword = (e.comp.Body + e.comp.MoreChunks + e.comp.Head) * math.Pow(e.coverage, p.CoverageBoost)
 		e.comp.Coverage = e.coverage
 		e.comp.Matched = make([]string, n)
 		for i := range n {

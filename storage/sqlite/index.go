@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -64,6 +65,8 @@ type space struct {
 	free []int32
 	sets map[int64]*vecSet // by model id
 	kw   *kwSet            // the keyword index (nil until a chunk arrives)
+	// heads maps a lexeme to the slots of the entities whose head holds it.
+	heads map[string][]int32
 
 	gen   uint64                   // bumped by every change of ents
 	masks atomic.Pointer[maskList] // recent filters' admitted entities
@@ -195,6 +198,7 @@ func (ix *index) putEntity(ws string, a entAttr) {
 	if loc, ok := ix.entLoc[a.rid]; ok {
 		cur := &loc.sp.ents[loc.slot]
 		if loc.sp == ix.spaces[ws] && cur.id == a.id {
+			loc.sp.indexHead(loc.slot, cur.head, a.head)
 			*cur = a
 			loc.sp.entityChanged(loc.slot)
 			return
@@ -212,7 +216,36 @@ func (ix *index) putEntity(ws string, a entAttr) {
 		sp.ents = append(sp.ents, a)
 	}
 	ix.entLoc[a.rid] = entLoc{sp, slot}
+	sp.indexHead(slot, nil, a.head)
 	sp.entityChanged(slot)
+}
+
+// indexHead moves an entity's entries in the head index from the lexemes
+// of its old head to those of its new one.
+func (sp *space) indexHead(slot int32, old, new []byte) {
+	if bytes.Equal(old, new) {
+		return
+	}
+	_ = walkTSV(old, func(word []byte, _ int, _ []byte) {
+		l := sp.heads[string(word)]
+		if i := slices.Index(l, slot); i >= 0 {
+			l = slices.Delete(l, i, i+1)
+		}
+		if len(l) == 0 {
+			delete(sp.heads, string(word))
+		} else {
+			sp.heads[string(word)] = l
+		}
+	})
+	if len(new) == 0 {
+		return
+	}
+	if sp.heads == nil {
+		sp.heads = map[string][]int32{}
+	}
+	_ = walkTSV(new, func(word []byte, _ int, _ []byte) {
+		sp.heads[string(word)] = append(sp.heads[string(word)], slot)
+	})
 }
 
 func (ix *index) dropEntity(rid int64) {
@@ -220,6 +253,7 @@ func (ix *index) dropEntity(rid int64) {
 	if !ok {
 		return
 	}
+	loc.sp.indexHead(loc.slot, loc.sp.ents[loc.slot].head, nil)
 	loc.sp.ents[loc.slot] = entAttr{}
 	loc.sp.free = append(loc.sp.free, loc.slot)
 	loc.sp.entityChanged(loc.slot)

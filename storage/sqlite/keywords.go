@@ -49,6 +49,7 @@ type kwSet struct {
 	post    map[string]*postList
 	slot    map[int64]int32     // chunk rid → live slot
 	byChunk map[uuid.UUID]int32 // chunk id → live slot
+	byEnt   map[int32][]int32   // entity slot → its live chunk slots, ascending
 }
 
 // postList is the ascending slots of the chunks holding one lexeme, and
@@ -62,7 +63,7 @@ type postList struct {
 }
 
 func newKwSet() *kwSet {
-	return &kwSet{post: map[string]*postList{}, slot: map[int64]int32{}, byChunk: map[uuid.UUID]int32{}}
+	return &kwSet{post: map[string]*postList{}, slot: map[int64]int32{}, byChunk: map[uuid.UUID]int32{}, byEnt: map[int32][]int32{}}
 }
 
 // kwDoc is a chunk as the keyword index holds it.
@@ -90,6 +91,7 @@ func (ks *kwSet) add(d kwDoc) {
 	ks.nlive++
 	ks.slot[d.rid] = s
 	ks.byChunk[d.chunk] = s
+	ks.byEnt[d.ent] = append(ks.byEnt[d.ent], s)
 	sorted := true
 	var prev []byte
 	var length int32
@@ -129,6 +131,16 @@ func (ks *kwSet) remove(rid int64) {
 		}
 	})
 	ks.totalLen -= int64(ks.length[s])
+	if l := ks.byEnt[ks.ent[s]]; len(l) > 0 {
+		if i := slices.Index(l, s); i >= 0 {
+			l = slices.Delete(l, i, i+1)
+		}
+		if len(l) == 0 {
+			delete(ks.byEnt, ks.ent[s])
+		} else {
+			ks.byEnt[ks.ent[s]] = l
+		}
+	}
 	ks.content[s], ks.tsv[s] = "", nil
 	delete(ks.slot, rid)
 	if cur, ok := ks.byChunk[ks.chunk[s]]; ok && cur == s {
@@ -631,6 +643,9 @@ func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) 
 		step(v.ks.conjunction(t, use))
 	}
 	res.Conjunction = len(pool)
+	if q.Heads > 0 {
+		v.headStep(t, q.Order, q.Heads, &pool, seen, q.Limit)
+	}
 	for _, i := range q.Order {
 		if len(pool) >= q.Limit {
 			break
@@ -673,4 +688,63 @@ func (ix *index) lexemeStats(ws string, lexemes []string) postgram.LexemeStats {
 		}
 	}
 	return st
+}
+
+// headMatching returns the ascending slots of the entities whose head
+// matches term i: holds all of its lexemes, or any one of its
+// alternatives.
+func (sp *space) headMatching(q *terms, i int) []int32 {
+	var out []int32
+	if own := q.Of[i]; len(own) > 0 {
+		count := map[int32]int{}
+		for _, l := range own {
+			for _, e := range sp.heads[q.Lexemes[l]] {
+				count[e]++
+			}
+		}
+		for e, n := range count {
+			if n == len(own) {
+				out = append(out, e)
+			}
+		}
+	}
+	for _, l := range q.Alt[i] {
+		out = append(out, sp.heads[q.Lexemes[l]]...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// headStep adds to the pool, for each term in order, the first usable
+// chunk of each admitted entity whose head matches it and that has no
+// chunk in the pool yet, until max entities were added or the pool is
+// full (see postgram.KeywordFillQuery.Heads).
+func (v *kwView) headStep(q *terms, order []int, max int, pool *[]int32, seen map[int32]bool, limit int) {
+	if len(v.sp.heads) == 0 {
+		return
+	}
+	have := make(map[int32]bool, len(*pool))
+	for _, s := range *pool {
+		have[v.ks.ent[s]] = true
+	}
+	added := 0
+	for _, i := range order {
+		for _, e := range v.sp.headMatching(q, i) {
+			if added >= max || len(*pool) >= limit {
+				return
+			}
+			if have[e] || int(e) >= len(v.admit) || !v.admit[e] {
+				continue
+			}
+			for _, s := range v.ks.byEnt[e] {
+				if v.ok(s) && !seen[s] {
+					seen[s] = true
+					*pool = append(*pool, s)
+					have[e] = true
+					added++
+					break
+				}
+			}
+		}
+	}
 }

@@ -435,6 +435,7 @@ func loadHeads(ctx context.Context, tx *sql.Tx, nx *index) error {
 		}
 		if loc, ok := nx.entLoc[rid]; ok {
 			loc.sp.ents[loc.slot].head = tsv
+			loc.sp.indexHead(loc.slot, nil, tsv)
 		}
 	}
 	return rows.Err()
