@@ -290,8 +290,10 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	}
 	cands := fusion.Merge(vec, kw)
 	unsettled := func(limit int) []int { return fusion.Unsettled(cands, params, limit) }
+	var scored *rank.Scoring
 	if plan != nil {
-		unsettled = func(limit int) []int { return rank.Unsettled(plan, cands, params, limit) }
+		scored = rank.Score(plan, cands, params)
+		unsettled = scored.Unsettled
 	}
 	if lazy {
 		if err := c.settleSimilarities(ctx, scorer, cands, unsettled, p.limit, qvec); err != nil {
@@ -303,7 +305,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		why   []*Explanation
 	)
 	if plan != nil {
-		rs := rank.Fuse(plan, cands, params)
+		rs := scored.Fuse()
 		fused = make([]fusion.Result, len(rs))
 		for i := range rs {
 			fused[i] = rs[i].Result
@@ -345,12 +347,23 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 // rankPlan analyses the terms for ranking v2 and reads the workspace
 // statistics of their lexemes and expansion candidates (one store call).
 func (c *Client) rankPlan(ctx context.Context, terms []string) (*rank.Plan, error) {
-	a := rank.Analyze(terms)
+	a, params := rank.Analyze(terms), c.rankParams()
 	st, err := c.store.LexemeStats(ctx, c.ws, a.Lookups())
 	if err != nil {
 		return nil, fmt.Errorf("search: lexeme statistics: %w", err)
 	}
-	return rank.NewPlan(a, rank.Stats{Chunks: st.Chunks, Length: st.Length, DF: st.DF}, c.rankParams()), nil
+	// Typo candidates only for the terms the workspace does not hold: a
+	// second, rarer lookup.
+	if more := a.TypoLookups(st.DF, params); len(more) > 0 {
+		st2, err := c.store.LexemeStats(ctx, c.ws, more)
+		if err != nil {
+			return nil, fmt.Errorf("search: lexeme statistics: %w", err)
+		}
+		for l, n := range st2.DF {
+			st.DF[l] = n
+		}
+	}
+	return rank.NewPlan(a, rank.Stats{Chunks: st.Chunks, Length: st.Length, DF: st.DF}, params), nil
 }
 
 // rankParams returns ranking v2's weights.

@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -45,11 +46,13 @@ var inflections = []string{
 	"ise", "ised", "ises", "ising", "ization", "er", "est", "ful", "ance", "ence", "ant", "ent",
 }
 
-// Inflections returns the words other than lexeme that share its English
-// stem, among those formed by adding a common suffix to the stem (with a
-// trailing "i" read back as "y", and a final consonant doubled before -ed
-// and -ing): the candidates an inflection expansion looks up in the
-// workspace's vocabulary. Only ASCII words are expanded (the stemmer is
+// Inflections returns the candidate inflections of lexeme: the words
+// formed by adding a common suffix to its English stem (with a trailing
+// "i" read back as "y", and a final consonant doubled before -ed and
+// -ing), other than lexeme. An inflection expansion looks them up in the
+// workspace's vocabulary and keeps those that exist and share lexeme's
+// stem (SameStem): stemming only the few that exist costs far less than
+// stemming every candidate. Only ASCII words are expanded (the stemmer is
 // English).
 func Inflections(lexeme string) []string {
 	if utf8.RuneCountInString(lexeme) < MinStemRunes || !isASCIILower(lexeme) {
@@ -65,9 +68,7 @@ func Inflections(lexeme string) []string {
 	try := func(w string) {
 		if !seen[w] {
 			seen[w] = true
-			if Stem(w) == stem {
-				out = append(out, w)
-			}
+			out = append(out, w)
 		}
 	}
 	for _, b := range bases {
@@ -114,44 +115,54 @@ func Typos(lexeme string) []string {
 	}
 	alphabet := []rune("abcdefghijklmnopqrstuvwxyz")
 	for _, c := range r {
-		if !strings.ContainsRune(string(alphabet), c) {
+		if !slices.Contains(alphabet, c) {
 			alphabet = append(alphabet, c)
 		}
 	}
-	seen := map[string]bool{lexeme: true}
-	out := make([]string, 0, (2*n+1)*len(alphabet)+2*n)
-	add := func(w []rune) {
-		s := string(w)
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
+	// Every candidate is written into one buffer and sliced out of one
+	// string: a 24-letter term has about 1,400 of them. Duplicates (a
+	// deletion in a run of equal letters) are left for the lookup.
+	var buf []byte
+	var ends []int
+	emit := func(parts ...[]rune) {
+		for _, p := range parts {
+			for _, c := range p {
+				buf = utf8.AppendRune(buf, c)
+			}
 		}
+		ends = append(ends, len(buf))
 	}
-	buf := make([]rune, 0, n+1)
+	one := make([]rune, 1)
+	two := make([]rune, 2)
 	for i := 1; i < n; i++ { // deletions
-		add(append(append(buf[:0], r[:i]...), r[i+1:]...))
+		emit(r[:i], r[i+1:])
 	}
 	for i := 1; i+1 < n; i++ { // transpositions
 		if r[i] != r[i+1] {
-			w := append(buf[:0], r...)
-			w[i], w[i+1] = w[i+1], w[i]
-			add(w)
+			two[0], two[1] = r[i+1], r[i]
+			emit(r[:i], two, r[i+2:])
 		}
 	}
 	for i := 1; i < n; i++ { // substitutions
 		for _, c := range alphabet {
 			if c != r[i] {
-				w := append(buf[:0], r...)
-				w[i] = c
-				add(w)
+				one[0] = c
+				emit(r[:i], one, r[i+1:])
 			}
 		}
 	}
 	for i := 1; i <= n; i++ { // insertions
 		for _, c := range alphabet {
-			w := append(append(append(buf[:0], r[:i]...), c), r[i:]...)
-			add(w)
+			one[0] = c
+			emit(r[:i], one, r[i:])
 		}
+	}
+	all := string(buf)
+	out := make([]string, len(ends))
+	start := 0
+	for k, end := range ends {
+		out[k] = all[start:end]
+		start = end
 	}
 	return out
 }

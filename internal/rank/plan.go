@@ -55,19 +55,36 @@ func Analyze(terms []string) *Analysis {
 		a.Lexemes[i] = query.Lexemes(t)
 		if Expandable(a.Lexemes[i]) {
 			a.inflect[i] = Inflections(a.Lexemes[i][0])
-			a.typos[i] = Typos(a.Lexemes[i][0])
 		}
 	}
 	return a
 }
 
-// Lookups returns the distinct lexemes whose statistics the plan needs, in
-// byte order.
+// Lookups returns the distinct lexemes whose statistics the plan needs
+// first, in byte order: the terms' own and their inflections.
 func (a *Analysis) Lookups() []string {
 	var out []string
 	for i := range a.Terms {
 		out = append(out, a.Lexemes[i]...)
 		out = append(out, a.inflect[i]...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TypoLookups returns, given the document frequencies of Lookups, the typo
+// candidates of the expandable terms held by at most p.TypoMaxDF chunks,
+// whose statistics NewPlan then needs as well (nil when no term is that
+// rare: most queries never generate typo candidates).
+func (a *Analysis) TypoLookups(df map[string]int64, p Params) []string {
+	var out []string
+	for i := range a.Terms {
+		if !Expandable(a.Lexemes[i]) || df[a.Lexemes[i][0]] > p.TypoMaxDF || p.MaxTypos == 0 {
+			continue
+		}
+		if a.typos[i] == nil {
+			a.typos[i] = Typos(a.Lexemes[i][0])
+		}
 		out = append(out, a.typos[i]...)
 	}
 	slices.Sort(out)
@@ -130,10 +147,14 @@ func NewPlan(a *Analysis, st Stats, p Params) *Plan {
 	}
 	for i := range a.Terms {
 		taken := map[string]bool{}
+		var stem string // the term's, for inflections
+		if len(a.inflect[i]) > 0 {
+			stem = Stem(a.Lexemes[i][0])
+		}
 		choose := func(cands []string, kind Kind, max int) {
 			var found []Slot
 			for _, c := range cands {
-				if df := st.DF[c]; df > 0 && !taken[c] {
+				if df := st.DF[c]; df > 0 && !taken[c] && (kind != Inflected || Stem(c) == stem) {
 					found = append(found, Slot{Term: i, Kind: kind, Lexeme: c, DF: df, IDF: idf(df)})
 				}
 			}
@@ -151,7 +172,10 @@ func NewPlan(a *Analysis, st Stats, p Params) *Plan {
 			}
 		}
 		choose(a.inflect[i], Inflected, p.MaxInflections)
-		if pl.Slots[i].DF <= p.TypoMaxDF {
+		if pl.Slots[i].DF <= p.TypoMaxDF && Expandable(a.Lexemes[i]) {
+			if a.typos[i] == nil {
+				a.typos[i] = Typos(a.Lexemes[i][0])
+			}
 			choose(a.typos[i], Typo, p.MaxTypos)
 		}
 	}

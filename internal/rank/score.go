@@ -171,7 +171,8 @@ type Components struct {
 // Result is a fused entity with its explanation.
 type Result struct {
 	fusion.Result
-	Why Components
+	Why     Components
+	showing int // the candidate shown
 }
 
 // entity accumulates one entity's candidates.
@@ -195,26 +196,53 @@ type entity struct {
 	comp     Components
 }
 
-// Fuse scores candidates with ranking v2 and returns one result per
-// eligible entity, best first. An entity is eligible when one of its
-// chunks passes the seed's gate (fusion.Eligible) or its chunks and head
-// together match at least Params.Coverage of the query's IDF mass; a
-// candidate whose similarity is pending counts as having none (see
-// Unsettled). The score is (1 − VectorWeight) × the entity's keyword
-// evidence relative to the best entity's + VectorWeight × its best
-// chunk's similarity relative to the vector list's range; recency
+// Scoring is a search's candidates scored by ranking v2. Scores depend
+// on the keyword features and the vector branch's similarities, never on
+// the similarities still pending, so a Scoring stays valid while those are
+// fetched (Unsettled) and is computed once per search.
+type Scoring struct {
+	pl    *Plan
+	cands []fusion.Candidate
+	fp    fusion.Params
+	ents  []*entity
+	res   []Result // per entity
+	order []int    // entities, best first
+}
+
+// Score scores the candidates. cands is kept: Fuse and Unsettled read the
+// similarities the caller fills in meanwhile.
+func Score(pl *Plan, cands []fusion.Candidate, fp fusion.Params) *Scoring {
+	s := &Scoring{pl: pl, cands: cands, fp: fp, ents: pl.entities(cands)}
+	s.res = make([]Result, len(s.ents))
+	s.order = make([]int, len(s.ents))
+	for i, e := range s.ents {
+		s.res[i] = pl.result(e, cands, fp)
+		s.order[i] = i
+	}
+	slices.SortFunc(s.order, func(a, b int) int { return cmpResult(&s.res[a].Result, &s.res[b].Result) })
+	return s
+}
+
+// Fuse returns one result per eligible entity, best first. An entity is
+// eligible when one of its chunks passes the seed's gate (fusion.Eligible)
+// or its chunks and name fields together match at least Params.Coverage of
+// the query's IDF mass; a candidate whose similarity is pending counts as
+// having none (see Unsettled). The score is (1 − VectorWeight) × the
+// entity's keyword evidence relative to the best entity's + VectorWeight ×
+// its best chunk's similarity relative to the vector list's range; recency
 // multiplies it as in the seed ranking. Ties: the better keyword rank,
 // vector rank, then entity id.
-func Fuse(pl *Plan, cands []fusion.Candidate, fp fusion.Params) []Result {
-	ents := pl.entities(cands)
-	out := make([]Result, 0, len(ents))
-	for _, e := range ents {
-		if !pl.eligible(e, cands, fp) {
-			continue
+func (s *Scoring) Fuse() []Result {
+	out := make([]Result, 0, len(s.order))
+	for _, i := range s.order {
+		if s.pl.eligible(s.ents[i], s.cands, s.fp) {
+			r := s.res[i]
+			if c := s.cands[r.showing]; c.SimilarityPending != r.SimilarityPending || c.Similarity != r.Similarity {
+				r.Similarity, r.SimilarityPending = c.Similarity, c.SimilarityPending
+			}
+			out = append(out, r)
 		}
-		out = append(out, pl.result(e, cands, fp))
 	}
-	slices.SortFunc(out, func(a, b Result) int { return cmpResult(&a.Result, &b.Result) })
 	return out
 }
 
@@ -222,38 +250,28 @@ func Fuse(pl *Plan, cands []fusion.Candidate, fp fusion.Params) []Result {
 // entities make the first limit results: walking entities in score order
 // (which similarity does not change), an entity not yet eligible without
 // its pending similarities needs them. See fusion.Unsettled.
-func Unsettled(pl *Plan, cands []fusion.Candidate, fp fusion.Params, limit int) []int {
+func (s *Scoring) Unsettled(limit int) []int {
 	pending := false
-	for i := range cands {
-		pending = pending || cands[i].SimilarityPending
+	for i := range s.cands {
+		pending = pending || s.cands[i].SimilarityPending
 	}
 	if !pending || limit <= 0 {
 		return nil
 	}
-	ents := pl.entities(cands)
-	rs := make([]Result, len(ents))
-	for i, e := range ents {
-		rs[i] = pl.result(e, cands, fp)
-	}
-	order := make([]int, len(ents))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmpResult(&rs[a].Result, &rs[b].Result) })
 	var need []int
 	taken := 0
-	for _, i := range order {
+	for _, i := range s.order {
 		if taken >= limit {
 			break
 		}
-		e := ents[i]
-		if pl.eligible(e, cands, fp) {
+		e := s.ents[i]
+		if s.pl.eligible(e, s.cands, s.fp) {
 			taken++
 			continue
 		}
 		var waiting []int
 		for _, c := range e.cands {
-			if cands[c].SimilarityPending {
+			if s.cands[c].SimilarityPending {
 				waiting = append(waiting, c)
 			}
 		}
@@ -415,7 +433,7 @@ func (pl *Plan) result(e *entity, cands []fusion.Candidate, fp fusion.Params) Re
 	}
 	c := cands[show]
 	c.KeywordRank = e.kwRank
-	r := Result{Result: fusion.Result{Candidate: c, Score: e.score}, Why: e.comp}
+	r := Result{Result: fusion.Result{Candidate: c, Score: e.score}, Why: e.comp, showing: show}
 	r.Adjusted = r.Score * fusion.Recency(c.UpdatedAt, fp.Now, fp.RecencyWeight)
 	r.Why.Chunks = 0
 	for _, ci := range e.cands {
