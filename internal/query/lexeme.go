@@ -934,7 +934,9 @@ func (t *tokenizer) release() {
 		len(t.memo.failed.slots) > maxPooled || len(t.memo.sub) > maxPooled {
 		return
 	}
-	t.s = ""
+	for x := t; x != nil; x = x.spare {
+		x.s = "" // keep no input alive in the pool
+	}
 	tokenizers.Put(t)
 }
 
