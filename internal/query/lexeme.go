@@ -3,6 +3,7 @@ package query
 import (
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -32,12 +33,14 @@ const maxTokenBytes = 2047
 // Unicode tables and a few rare zero-width characters; the golden tests list
 // them. Lowercasing uses unicode.ToLower, which agrees with glibc's towlower.
 //
-// Like PostgreSQL's parser, which backtracks, Lexemes takes time quadratic in
-// the length of some pathological inputs ("a_a_a_…" of 20 KB takes seconds in
-// both); callers should bound the length of a term.
+// PostgreSQL's parser backtracks and takes time quadratic in the length of
+// some inputs ("1-a-1-a-…", "a_a_a_…": 32 KiB take seconds); this port
+// gives the same tokens in linear time (see tokenizer). The server still
+// does not, which is why Parse caps a query term's length.
 func Lexemes(term string) []string {
 	var out []string
 	p := newTokenizer(term)
+	defer p.release()
 	for {
 		tok, typ, ok := p.next()
 		if !ok {
@@ -801,23 +804,140 @@ type position struct {
 }
 
 // tokenizer is PostgreSQL's default parser over one input string.
+//
+// PostgreSQL's parser backtracks: a push saves the position, a branch is
+// explored from there, and a pop returns to the saved position to try the
+// next action. Explored naively, inputs such as "1-a-1-a-…", "a_a_a_…" or
+// "<!--<!--…" make every token start a branch that runs to the end of the
+// input and fails, so the work is quadratic in the length. The tokenizer
+// stays linear by remembering failures (see get): the path from a
+// configuration (position, state, the ignore and wantHost flags) is
+// deterministic, so once a branch has failed without side effects, every
+// configuration it passed through at its own stack level is known to fail,
+// and a later branch reaching one of them pops at once. The tokens are
+// exactly those of the naive exploration.
 type tokenizer struct {
 	s        string
 	stack    []position // the last element is the current position
 	ignore   bool       // inside <script> or <style>
 	wantHost bool       // the next host ends where a URL path starts
+	r        rune       // the character at the current position, 0 at the end
 
 	// The last token.
 	tokStart int
 	tokLen   int
 	tokChars int
 	typ      tokType
+
+	// memo holds the failed configurations and sub-parse results, shared
+	// with the sub-parsers (positions are offsets in s for all of them).
+	memo *memo
+	// trail lists the configurations entered afresh since the last side
+	// effect, with the stack level they were entered at, innermost last.
+	trail []visit
+	// spare is the sub-parser reused by subparse.
+	spare *tokenizer
 }
 
+// visit is a configuration the parser entered at a stack level.
+type visit struct {
+	key   uint64
+	level int
+}
+
+// memo is what a tokenizer and its sub-parsers have learnt about the input.
+type memo struct {
+	failed keySet // configurations whose branch pops
+	sub    map[uint64]subResult
+	steps  int // transitions taken, by the tokenizer and its sub-parsers
+	// naive turns the memo off (PostgreSQL's exploration as it is); tests
+	// compare the two.
+	naive bool
+}
+
+// keySet is a set of configuration keys: open addressing over a slice,
+// which costs less than a map for the many small insertions and lookups
+// of a parse. It stores key+1 so that zero marks a free slot.
+type keySet struct {
+	slots []uint64
+	n     int
+}
+
+func (ks *keySet) slot(key uint64) int {
+	mask := uint64(len(ks.slots) - 1)
+	h := (key * 0x9E3779B97F4A7C15) >> 32
+	for {
+		h &= mask
+		if v := ks.slots[h]; v == 0 || v == key+1 {
+			return int(h)
+		}
+		h++
+	}
+}
+
+func (ks *keySet) reset() {
+	if ks.n > 0 {
+		clear(ks.slots)
+		ks.n = 0
+	}
+}
+
+func (ks *keySet) has(key uint64) bool {
+	return ks.n > 0 && ks.slots[ks.slot(key)] != 0
+}
+
+func (ks *keySet) add(key uint64) {
+	if 2*(ks.n+1) > len(ks.slots) {
+		old := ks.slots
+		ks.slots = make([]uint64, max(64, 2*len(old)))
+		for _, v := range old {
+			if v != 0 {
+				ks.slots[ks.slot(v-1)] = v
+			}
+		}
+	}
+	if i := ks.slot(key); ks.slots[i] == 0 {
+		ks.slots[i] = key + 1
+		ks.n++
+	}
+}
+
+// subResult is the outcome of a sub-parse (p_ishost, p_isURLPath).
+type subResult struct {
+	ok                        bool
+	tokLen, tokChars, charLen int
+}
+
+// tokenizers recycles tokenizers with their stack, trail and memo, which a
+// parse of a few hundred bytes would otherwise allocate anew (tens of KB).
+var tokenizers = sync.Pool{New: func() any { return &tokenizer{memo: &memo{}} }}
+
+// maxPooled bounds the slots a recycled tokenizer keeps (for its stack,
+// trail and memo each), so one huge input does not pin its memory.
+const maxPooled = 1 << 14
+
+// newTokenizer returns a tokenizer over s; release it when done.
 func newTokenizer(s string) *tokenizer {
-	t := &tokenizer{s: s}
-	t.stack = append(make([]position, 0, 8), position{state: psBase, pushedAt: -1})
+	t := tokenizers.Get().(*tokenizer)
+	m := t.memo
+	m.failed.reset()
+	clear(m.sub)
+	m.steps, m.naive = 0, false
+	*t = tokenizer{s: s, stack: t.stack[:0], trail: t.trail[:0], memo: m, spare: t.spare}
+	t.stack = append(t.stack, position{state: psBase, pushedAt: -1})
 	return t
+}
+
+// release returns t to the pool; t must not be used afterwards.
+func (t *tokenizer) release() {
+	if cap(t.stack) > maxPooled || cap(t.trail) > maxPooled ||
+		len(t.memo.failed.slots) > maxPooled || len(t.memo.sub) > maxPooled {
+		return
+	}
+	for x := t; x != nil; x = x.spare {
+		x.s = "" // keep no input alive in the pool
+	}
+	tokenizers.Put(t)
 }
 
 // next returns the next token and its type; ok is false at the end.
@@ -830,7 +950,60 @@ func (t *tokenizer) next() (tok string, typ tokType, ok bool) {
 
 func (t *tokenizer) top() *position { return &t.stack[len(t.stack)-1] }
 
+// configKey identifies what the parser's future depends on when it enters
+// cur afresh (no action of cur's state tried yet) and nothing it does
+// depends on the token so far: the position, the state and the two flags.
+func (t *tokenizer) configKey(cur *position) uint64 {
+	k := uint64(cur.posByte)<<9 | uint64(cur.state)<<2
+	if t.ignore {
+		k |= 2
+	}
+	if t.wantHost {
+		k |= 1
+	}
+	return k
+}
+
+// sideEffect forgets the trail: the configurations on it led to something
+// that depends on more than their key (a token, a flag change, a rewind by
+// the token's length), so their failure, if it comes, proves nothing.
+func (t *tokenizer) sideEffect() { t.trail = t.trail[:0] }
+
+// dropTrail forgets the configurations entered at stack level from or
+// above: an action is about to change the stack below them.
+func (t *tokenizer) dropTrail(from int) {
+	n := len(t.trail)
+	for n > 0 && t.trail[n-1].level >= from {
+		n--
+	}
+	t.trail = t.trail[:n]
+}
+
+// failTrail records that the configurations entered at stack level from or
+// above fail: the position at level from is being popped. Deeper levels
+// were dropped or recorded when they ended.
+func (t *tokenizer) failTrail(from int) {
+	n := len(t.trail)
+	for n > 0 && t.trail[n-1].level >= from {
+		n--
+		t.memo.failed.add(t.trail[n].key)
+	}
+	t.trail = t.trail[:n]
+}
+
+// memoPop stands for the pop that ends a branch known to fail.
+var memoPop = action{test: tAny, flags: aPop, to: psNull}
+
 // get advances to the next token, as TParserGet does.
+//
+// Besides PostgreSQL's algorithm it keeps the trail and the memo (see
+// tokenizer). Why a recorded failure may be reused: a configuration
+// entered afresh at stack level L, whose path pops level L (returning to
+// level L-1) with no side effect on the way, never looked at the stack
+// below L (pushes, clears and merges above or at L touch only levels >= L;
+// a clear or merge that touches level L-1 drops the trail of level L), so
+// the same configuration entered at any level fails the same way, and
+// reaching it is the same as popping at once.
 func (t *tokenizer) get() bool {
 	cur := t.top()
 	if cur.posByte >= len(t.s) {
@@ -838,14 +1011,18 @@ func (t *tokenizer) get() bool {
 	}
 	t.tokStart = cur.posByte
 	cur.pushedAt = -1
+	t.sideEffect()
 
 	var item *action
 	for t.top().posByte <= len(t.s) {
+		t.memo.steps++
 		cur = t.top()
 		if cur.posByte == len(t.s) {
-			cur.charLen = 0
+			t.r, cur.charLen = 0, 0
+		} else if c := t.s[cur.posByte]; c < utf8.RuneSelf {
+			t.r, cur.charLen = rune(c), 1
 		} else {
-			_, cur.charLen = utf8.DecodeRuneInString(t.s[cur.posByte:])
+			t.r, cur.charLen = utf8.DecodeRuneInString(t.s[cur.posByte:])
 		}
 
 		list := actions[cur.state]
@@ -854,27 +1031,47 @@ func (t *tokenizer) get() bool {
 			// After a pop, resume with the action after the push.
 			i = cur.pushedAt + 1
 			cur.pushedAt = -1
+			item = nil
+		} else if level := len(t.stack) - 1; level > 0 {
+			// Entered afresh above the bottom: a known failure pops now,
+			// anything else goes on the trail.
+			key := t.configKey(cur)
+			if !t.memo.naive && t.memo.failed.has(key) {
+				item = &memoPop
+			} else {
+				t.trail = append(t.trail, visit{key: key, level: level})
+				item = nil
+			}
+		} else {
+			item = nil
 		}
-		for list[i].test != tAny && !t.match(&list[i]) {
-			i++
+		if item == nil {
+			for list[i].test != tAny && !t.match(&list[i]) {
+				i++
+			}
+			item = &list[i]
 		}
-		item = &list[i]
 		cur = t.top() // match may not change the stack, but be explicit
 
 		switch item.sp {
 		case spTags:
+			t.sideEffect()
 			t.specialTags()
 		case spFURL:
+			t.sideEffect()
 			t.wantHost = true
 			cur.posByte -= cur.lenByte
 		case spHyphen:
+			t.sideEffect()
 			cur.posByte -= cur.lenByte
 		case spVerVersion:
+			t.sideEffect()
 			cur.posByte -= cur.lenByte
 			cur.lenByte, cur.lenChar = 0, 0
 		}
 
 		if item.flags&aBingo != 0 {
+			t.sideEffect()
 			t.tokLen, t.tokChars = cur.lenByte, cur.lenChar
 			cur.lenByte, cur.lenChar = 0, 0
 			t.typ = item.typ
@@ -885,9 +1082,11 @@ func (t *tokenizer) get() bool {
 			// clear or merge after a push; stop rather than panic.
 			return false
 		}
+		last := len(t.stack) - 1
 		switch {
 		case item.flags&aPop != 0:
-			t.stack = t.stack[:len(t.stack)-1]
+			t.failTrail(last)
+			t.stack = t.stack[:last]
 		case item.flags&aPush != 0:
 			cur.pushedAt = i
 			n := *cur
@@ -895,14 +1094,15 @@ func (t *tokenizer) get() bool {
 			t.stack = append(t.stack, n)
 		case item.flags&aClear != 0:
 			// Drop the pushed position just below the current one.
-			last := len(t.stack) - 1
+			t.dropTrail(last)
 			t.stack[last-1] = t.stack[last]
 			t.stack = t.stack[:last]
 		case item.flags&aClrAll != 0:
+			t.sideEffect()
 			t.stack[0] = *cur
 			t.stack = t.stack[:1]
 		case item.flags&aMerge != 0:
-			last := len(t.stack) - 1
+			t.dropTrail(last)
 			prev := &t.stack[last-1]
 			prev.posByte = cur.posByte
 			prev.charLen = cur.charLen
@@ -937,10 +1137,7 @@ func (t *tokenizer) match(a *action) bool {
 	if a.test == tEOF {
 		return cur.posByte == len(t.s) || cur.charLen == 0
 	}
-	var r rune
-	if cur.charLen > 0 {
-		r, _ = utf8.DecodeRuneInString(t.s[cur.posByte:])
-	}
+	r := t.r
 	switch a.test {
 	case tAny:
 		return true
@@ -966,6 +1163,7 @@ func (t *tokenizer) match(a *action) bool {
 		return '0' <= r && r <= '9' || 'a' <= r && r <= 'f' || 'A' <= r && r <= 'F'
 	case tStopHost:
 		if t.wantHost {
+			t.sideEffect()
 			t.wantHost = false
 			return true
 		}
@@ -982,21 +1180,41 @@ func (t *tokenizer) match(a *action) bool {
 
 // subparse runs a parser over the rest of the input, starting in state
 // start, and consumes its first token when it has type want (p_ishost and
-// p_isURLPath).
+// p_isURLPath). Its outcome depends only on the position and start, so it
+// is computed once per position.
 func (t *tokenizer) subparse(start pstate, wantHost bool, want tokType) bool {
 	cur := t.top()
-	sub := &tokenizer{s: t.s[cur.posByte:], wantHost: wantHost}
-	sub.stack = []position{{state: psBase, pushedAt: -1}}
-	if start != psBase {
-		sub.stack = append(sub.stack, position{state: start, pushedAt: -1})
+	key := uint64(cur.posByte)<<8 | uint64(start)
+	res, ok := t.memo.sub[key]
+	if !ok || t.memo.naive {
+		// The sub-parser reads the same string from cur's position, so
+		// it shares the memo: its positions mean the same.
+		sub := t.spare
+		if sub == nil {
+			sub = &tokenizer{}
+			t.spare = sub
+		}
+		*sub = tokenizer{s: t.s, wantHost: wantHost, memo: t.memo,
+			stack: sub.stack[:0], trail: sub.trail[:0], spare: sub.spare}
+		sub.stack = append(sub.stack, position{posByte: cur.posByte, state: psBase, pushedAt: -1})
+		if start != psBase {
+			sub.stack = append(sub.stack, position{posByte: cur.posByte, state: start, pushedAt: -1})
+		}
+		if sub.get() && sub.typ == want {
+			res = subResult{ok: true, tokLen: sub.tokLen, tokChars: sub.tokChars, charLen: sub.top().charLen}
+		}
+		if t.memo.sub == nil {
+			t.memo.sub = make(map[uint64]subResult)
+		}
+		t.memo.sub[key] = res
 	}
-	if !sub.get() || sub.typ != want {
+	if !res.ok {
 		return false
 	}
-	cur.posByte += sub.tokLen
-	cur.lenByte += sub.tokLen
-	cur.lenChar += sub.tokChars
-	cur.charLen = sub.top().charLen
+	cur.posByte += res.tokLen
+	cur.lenByte += res.tokLen
+	cur.lenChar += res.tokChars
+	cur.charLen = res.charLen
 	return true
 }
 

@@ -15,6 +15,13 @@
 //     query made only of stopwords ("the and of") keeps no term at all and the
 //     caller relies on the vector branch.
 //   - At most [MaxTerms] terms are kept, in query order.
+//   - A term's cost is bounded before anything parses it: a term longer
+//     than [MaxTermBytes] is cut to that length (at a character boundary),
+//     and a kept term whose lexemes number more than [MaxTermLexemes] is
+//     cut at the end of a word until they fit. Backends receive the cut
+//     text, so PostgreSQL and the Go port parse the same string. Terms are
+//     distinct after the length cut; two kept terms that the lexeme cut
+//     makes equal count once.
 //
 // A chunk is eligible as a keyword hit when it matches at least
 // [RequiredMatches] of the retained terms. [Lexemes] gives the lexemes
@@ -32,6 +39,24 @@ import (
 // matched terms as bits of a uint32, so it must stay below 32.
 const MaxTerms = 24
 
+// MaxTermBytes is the longest term kept; a longer one is cut to its first
+// MaxTermBytes bytes (fewer when a character would be split). It bounds
+// what a term costs PostgreSQL's text-search parser, which backtracks and
+// takes time quadratic in the length of some inputs ("1-a-1-a-…", "a_a_…"):
+// about half a millisecond per parse at this length on the server. It is
+// long enough for identifiers, e-mail addresses, paths and most URLs; a
+// longer URL loses its tail (and the compound lexeme of the whole URL, so
+// the cut term matches a document holding the full URL only through the
+// vector branch).
+const MaxTermBytes = 256
+
+// MaxTermLexemes is the most lexemes a kept term may have; a term with
+// more is cut at the end of a word until it fits. Each lexeme is a
+// conjunct of the term's tsquery, an index lookup in PostgreSQL and a
+// posting list in the SQLite index, so the cap bounds a term's matching
+// cost. Ordinary terms have a handful ("state-of-the-art" has five).
+const MaxTermLexemes = 32
+
 // Terms is the result of [Parse].
 type Terms struct {
 	// Terms are the retained terms: original text, in query order, distinct
@@ -46,31 +71,112 @@ type Terms struct {
 }
 
 // Parse splits q into keyword terms according to the package contract.
+// It takes time linear in the length of q.
 func Parse(q string) Terms {
 	var (
 		distinct []string // non-empty terms, distinct case-insensitively
 		seen     lowerSet
 	)
 	for term := range strings.FieldsFuncSeq(q, unicode.IsSpace) {
+		term = capBytes(term)
 		if hasAlnum(term) && seen.add(strings.ToLower(term)) {
 			distinct = append(distinct, term)
 		}
 	}
 
 	var res Terms
+	var kept lowerSet
+	taken := 0 // terms that took a place, including those merged by the lexeme cut
 	filter := len(distinct) > 1
 	for _, term := range distinct {
 		if filter && IsStopwordTerm(term) {
 			res.Dropped++
 			continue
 		}
-		if len(res.Terms) == MaxTerms {
+		if taken == MaxTerms {
 			res.Truncated++
 			continue
 		}
-		res.Terms = append(res.Terms, term)
+		taken++
+		// Only kept terms are parsed, so the lexeme cut costs at most
+		// MaxTerms parses of MaxTermBytes each whatever the query.
+		term = capLexemes(term)
+		if hasAlnum(term) && kept.add(strings.ToLower(term)) {
+			res.Terms = append(res.Terms, term)
+		}
 	}
 	return res
+}
+
+// capBytes cuts term to at most MaxTermBytes bytes, at a character
+// boundary.
+func capBytes(term string) string {
+	if len(term) <= MaxTermBytes {
+		return term
+	}
+	return term[:runeStartAtOrBefore(term, MaxTermBytes)]
+}
+
+// runeStartAtOrBefore returns the largest i <= n that does not split a
+// valid UTF-8 sequence of s (n itself when s[n] starts one, or is a stray
+// byte).
+func runeStartAtOrBefore(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if _, size := utf8.DecodeRuneInString(s[i:]); i+size > n {
+				return i
+			}
+			return n
+		}
+	}
+	return n
+}
+
+// capLexemes cuts term until Lexemes(term) has at most MaxTermLexemes
+// lexemes, keeping a prefix that ends at the end of a word (a run of
+// letters and digits) when there is one.
+func capLexemes(term string) string {
+	if len(term) <= MaxTermLexemes {
+		// A term has no more lexemes than bytes (FuzzLexemes checks it),
+		// so the common short term needs no parse here.
+		return term
+	}
+	for {
+		n := len(Lexemes(term))
+		if n <= MaxTermLexemes {
+			return term
+		}
+		// Keep a share of the text proportional to the lexemes allowed;
+		// it is shorter than term, so the loop ends.
+		term = term[:wordEndAtOrBefore(term, len(term)*MaxTermLexemes/n)]
+	}
+}
+
+// wordEndAtOrBefore returns the largest i <= n (and > 0 when n > 0) at
+// which a word of s ends, or, when no word ends by then, the largest
+// character boundary at or before n.
+func wordEndAtOrBefore(s string, n int) int {
+	end, inWord := 0, false
+	for i, r := range s {
+		if i > n {
+			break
+		}
+		w := isAlnum(r)
+		if inWord && !w {
+			end = i
+		}
+		inWord = w
+	}
+	if inWord && n >= len(s) {
+		end = len(s)
+	}
+	if end == 0 {
+		end = runeStartAtOrBefore(s, n)
+	}
+	return end
 }
 
 // lowerSet is a set of lowercased terms. Typical queries have a handful of

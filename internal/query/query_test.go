@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -14,6 +15,14 @@ func TestParse(t *testing.T) {
 	var distinct300 []string
 	for i := range 300 {
 		distinct300 = append(distinct300, fmt.Sprintf("term%03d", i))
+	}
+	// parts(n) is a compound of n distinct words, w00-w01-…: n+1 lexemes.
+	parts := func(n int) string {
+		var ws []string
+		for i := range n {
+			ws = append(ws, fmt.Sprintf("w%02d", i))
+		}
+		return strings.Join(ws, "-")
 	}
 
 	tests := []struct {
@@ -70,6 +79,26 @@ func TestParse(t *testing.T) {
 			name: "truncation counts after stopword filtering",
 			q:    "the " + strings.Join(distinct300[:30], " the and ") + " of",
 			want: Terms{Terms: distinct300[:MaxTerms], Dropped: 3, Truncated: 6},
+		},
+		{name: "a term of MaxTermBytes is whole", q: strings.Repeat("ab", 128), want: Terms{Terms: []string{strings.Repeat("ab", 128)}}},
+		{name: "a longer term is cut", q: strings.Repeat("ab", 129) + " x", want: Terms{Terms: []string{strings.Repeat("ab", 128), "x"}}},
+		{name: "the cut keeps whole characters", q: "x" + strings.Repeat("é", 128), want: Terms{Terms: []string{"x" + strings.Repeat("é", 127)}}},
+		{
+			name: "the issue's 32 KiB query is one term of 256 bytes",
+			q:    strings.Repeat("1-a-", 8192),
+			want: Terms{Terms: []string{strings.Repeat("1-a-", 64)}},
+		},
+		{
+			name: "terms equal after the length cut are one term",
+			q:    strings.Repeat("ab", 128) + "c " + strings.Repeat("ab", 128) + "d",
+			want: Terms{Terms: []string{strings.Repeat("ab", 128)}},
+		},
+		{name: "MaxTermLexemes lexemes are whole", q: parts(31), want: Terms{Terms: []string{parts(31)}}},
+		{name: "more lexemes are cut at a word end", q: parts(50), want: Terms{Terms: []string{parts(31)}}},
+		{
+			name: "terms equal after the lexeme cut count once",
+			q:    parts(50) + " " + parts(46) + " x",
+			want: Terms{Terms: []string{parts(31), "x"}},
 		},
 		{
 			name: "duplicates do not count against the limit",
@@ -165,10 +194,13 @@ func checkParse(t *testing.T, q string) {
 	t.Helper()
 	got := Parse(q)
 
-	// Model: distinct non-empty terms, then stopword filtering.
+	// Model: terms cut to MaxTermBytes, distinct non-empty ones, then
+	// stopword filtering, then the first MaxTerms cut to MaxTermLexemes
+	// (those the cut makes equal to an earlier one count once).
 	seen := map[string]bool{}
 	var distinct []string
 	for _, f := range strings.FieldsFunc(q, unicode.IsSpace) {
+		f = capBytes(f)
 		if !strings.ContainsFunc(f, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 			continue
 		}
@@ -177,17 +209,25 @@ func checkParse(t *testing.T, q string) {
 			distinct = append(distinct, f)
 		}
 	}
-	var kept []string
+	var candidates []string
 	dropped := 0
 	for _, f := range distinct {
 		if len(distinct) > 1 && IsStopwordTerm(f) {
 			dropped++
 			continue
 		}
-		kept = append(kept, f)
+		candidates = append(candidates, f)
 	}
-	truncated := max(0, len(kept)-MaxTerms)
-	kept = kept[:min(len(kept), MaxTerms)]
+	truncated := max(0, len(candidates)-MaxTerms)
+	var kept []string
+	keptLow := map[string]bool{}
+	for _, f := range candidates[:min(len(candidates), MaxTerms)] {
+		f = capLexemes(f)
+		if low := strings.ToLower(f); hasAlnum(f) && !keptLow[low] {
+			keptLow[low] = true
+			kept = append(kept, f)
+		}
+	}
 	want := Terms{Terms: kept, Dropped: dropped, Truncated: truncated}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Fatalf("Parse(%q) disagrees with the model (-want +got):\n%s", q, diff)
@@ -207,6 +247,15 @@ func checkParse(t *testing.T, q string) {
 		}
 		if !strings.Contains(q, term) {
 			t.Fatalf("Parse(%q) kept %q, not a substring of the query", q, term)
+		}
+		if len(term) > MaxTermBytes {
+			t.Fatalf("Parse(%q) kept %q of %d bytes, more than %d", q, term, len(term), MaxTermBytes)
+		}
+		if n := len(Lexemes(term)); n > MaxTermLexemes {
+			t.Fatalf("Parse(%q) kept %q with %d lexemes, more than %d", q, term, n, MaxTermLexemes)
+		}
+		if utf8.ValidString(q) && !utf8.ValidString(term) {
+			t.Fatalf("Parse(%q) kept %q, not valid UTF-8", q, term)
 		}
 		low := strings.ToLower(term)
 		if lower[low] {
@@ -257,5 +306,46 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(int64(len(q)))
 	for b.Loop() {
 		Parse(q)
+	}
+}
+
+// worstQueries are 32 KiB queries (the longest a search accepts) built to
+// make PostgreSQL's text-search parser backtrack: one long term, and many
+// distinct long terms in several pathological shapes.
+func worstQueries() map[string]string {
+	const size = 32 << 10
+	qs := map[string]string{
+		"one term 1-a-": strings.Repeat("1-a-", size/4),
+		"one term a_":   strings.Repeat("a_", size/2),
+		"one term <!--": strings.Repeat("<!--", size/4),
+	}
+	var b strings.Builder
+	pats := []string{"1-a-", "a_", "<!--", "p@t2-", "x-xx@&", "a1-b2-c3-"}
+	for i := 0; b.Len() < size-MaxTermBytes-8; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d", i)
+		p := pats[i%len(pats)]
+		b.WriteString(strings.Repeat(p, MaxTermBytes/len(p)))
+	}
+	qs["many long terms"] = b.String()
+	return qs
+}
+
+// BenchmarkParseWorstCase parses each worst query as a search does: Parse,
+// then the lexemes of every kept term (what the SQLite backend derives;
+// PostgreSQL gets the same cut terms).
+func BenchmarkParseWorstCase(b *testing.B) {
+	for name, q := range worstQueries() {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(q)))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, term := range Parse(q).Terms {
+					Lexemes(term)
+				}
+			}
+		})
 	}
 }

@@ -34,6 +34,7 @@ func Vector(s string) []Lexeme {
 	}
 	var occs []occ
 	p := newTokenizer(s)
+	defer p.release()
 	pos := 0
 	for {
 		tok, typ, ok := p.next()

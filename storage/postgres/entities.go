@@ -159,7 +159,9 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 		return fmt.Errorf("postgres: update entity: %w", err)
 	}
 	rechunk := chunks != nil
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// The UPDATE locks the entity before the chunks are replaced (see the
+	// lock order in tx.go).
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
 			UPDATE entities SET type = $4, content = $5, visibility = $6, owner = $7, status = $8, tags = $9,
 				source = $10, metadata = $11, version = $12, updated_at = $13, extraction_status = $14,

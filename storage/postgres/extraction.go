@@ -13,7 +13,7 @@ import (
 )
 
 // ClaimExtraction implements postgram.ExtractionStorage with the same
-// FOR UPDATE SKIP LOCKED lease as the embedding queue.
+// FOR NO KEY UPDATE SKIP LOCKED lease as the embedding queue.
 func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.ExtractClaim) ([]postgram.ExtractJob, error) {
 	rows, err := s.pool.Query(ctx, `
 		UPDATE entities e SET extraction_leased_until = now() + make_interval(secs => $4)
@@ -26,7 +26,7 @@ func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.Extra
 			  AND (NOT $5 OR enrichment_status = 'completed')
 			ORDER BY extraction_queued_at NULLS FIRST, id
 			LIMIT $2
-			FOR UPDATE SKIP LOCKED
+			FOR NO KEY UPDATE SKIP LOCKED
 		) q
 		WHERE e.workspace_id = q.workspace_id AND e.id = q.id
 		RETURNING e.id, e.chunk_generation, e.extraction_attempts, e.extraction_provider, e.extraction_model`,
@@ -48,9 +48,14 @@ func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.Extra
 // CompleteExtraction implements postgram.ExtractionStorage.
 func (s *Store) CompleteExtraction(ctx context.Context, ws string, r postgram.ExtractResult) (int, bool, error) {
 	written, ok := 0, false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// The origin entity is locked before its edges (see the lock order in
+	// tx.go), in NO KEY UPDATE mode: FOR UPDATE would block the foreign-key
+	// checks of edges that other extractions insert towards it, and two
+	// extractions linking each other's entities would deadlock.
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		written, ok = 0, false
 		var gen int64
-		err := tx.QueryRow(ctx, "SELECT chunk_generation FROM entities WHERE workspace_id = $1 AND id = $2 FOR UPDATE",
+		err := tx.QueryRow(ctx, "SELECT chunk_generation FROM entities WHERE workspace_id = $1 AND id = $2 FOR NO KEY UPDATE",
 			ws, r.EntityID).Scan(&gen)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
@@ -112,10 +117,17 @@ func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []postgram.E
 	for i, j := range jobs {
 		ids[i], gens[i] = j.EntityID, j.Generation
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE entities e SET extraction_status = 'failed', extraction_attempts = e.extraction_attempts + 1,
-			extraction_error = $4, extraction_retry_at = $5, extraction_leased_until = NULL
-		FROM unnest($2::uuid[], $3::bigint[]) AS u(id, gen)
-		WHERE e.workspace_id = $1 AND e.id = u.id AND e.chunk_generation = u.gen`, ws, ids, gens, errMsg, retryAt)
+	err := s.retryAborted(ctx, func() error {
+		_, err := s.pool.Exec(ctx, `UPDATE entities e SET extraction_status = 'failed', extraction_attempts = e.extraction_attempts + 1,
+				extraction_error = $4, extraction_retry_at = $5, extraction_leased_until = NULL
+			FROM (
+				SELECT x.id, u.gen FROM entities x JOIN unnest($2::uuid[], $3::bigint[]) AS u(id, gen) ON x.id = u.id
+				WHERE x.workspace_id = $1
+				ORDER BY x.id FOR NO KEY UPDATE OF x
+			) q
+			WHERE e.workspace_id = $1 AND e.id = q.id AND e.chunk_generation = q.gen`, ws, ids, gens, errMsg, retryAt)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgres: record extraction failure: %w", mapErr(err))
 	}
@@ -128,7 +140,13 @@ func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID,
 		return 0, 0, nil
 	}
 	var queued, deleted int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// The entities are locked before their edges (see the lock order in
+	// tx.go).
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		queued, deleted = 0, 0
+		if err := lockEntities(ctx, tx, ws, ids); err != nil {
+			return err
+		}
 		if len(cleanSources) > 0 {
 			tag, err := tx.Exec(ctx, "DELETE FROM edges WHERE workspace_id = $1 AND origin_id = ANY($2) AND source = ANY($3)",
 				ws, ids, cleanSources)

@@ -1,14 +1,17 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/pgvector/pgvector-go"
 
@@ -63,12 +66,17 @@ var upsertEdgeSQL = `INSERT INTO edges AS ed (workspace_id, id, source_id, targe
 	WHERE ` + edgeRank("excluded.source") + ` >= ` + edgeRank("ed.source") + `
 	RETURNING ` + edgeCols
 
+// upsertEdges upserts edges in their key order (source, target, relation),
+// so writes upserting the same edges lock their rows in one order (see the
+// lock order in tx.go), and returns the stored edges in the order given.
 func upsertEdges(ctx context.Context, tx pgx.Tx, ws string, edges []postgram.Edge) ([]postgram.Edge, error) {
 	if len(edges) == 0 {
 		return nil, nil
 	}
+	order := edgeKeyOrder(edges)
 	b := &pgx.Batch{}
-	for _, e := range edges {
+	for _, i := range order {
+		e := &edges[i]
 		meta, err := metadataJSON(e.Metadata)
 		if err != nil {
 			return nil, err
@@ -77,8 +85,8 @@ func upsertEdges(ctx context.Context, tx pgx.Tx, ws string, edges []postgram.Edg
 			e.OriginID, e.Provider, e.Model, e.PromptVersion, e.CreatedAt, e.UpdatedAt)
 	}
 	br := tx.SendBatch(ctx, b)
-	var out []postgram.Edge
-	for range edges {
+	stored := make([]*postgram.Edge, len(edges))
+	for _, i := range order {
 		e, err := scanEdge(br.QueryRow())
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // blocked by precedence
@@ -87,15 +95,40 @@ func upsertEdges(ctx context.Context, tx pgx.Tx, ws string, edges []postgram.Edg
 			br.Close()
 			return nil, err
 		}
-		out = append(out, e)
+		stored[i] = &e
+	}
+	var out []postgram.Edge
+	for _, e := range stored {
+		if e != nil {
+			out = append(out, *e)
+		}
 	}
 	return out, br.Close()
+}
+
+// edgeKeyOrder returns the indexes of edges sorted by their unique key.
+func edgeKeyOrder(edges []postgram.Edge) []int {
+	order := make([]int, len(edges))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		x, y := &edges[a], &edges[b]
+		if c := bytes.Compare(x.SourceID[:], y.SourceID[:]); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(x.TargetID[:], y.TargetID[:]); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Relation, y.Relation)
+	})
+	return order
 }
 
 // UpsertEdges implements postgram.GraphStorage.
 func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []postgram.Edge, audit *postgram.AuditEntry) ([]postgram.Edge, error) {
 	var out []postgram.Edge
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if out, err = upsertEdges(ctx, tx, ws, edges); err != nil {
 			return err
@@ -126,7 +159,7 @@ func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, aud
 		return 0, nil
 	}
 	var n int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "DELETE FROM edges WHERE workspace_id = $1 AND id = ANY($2)", ws, ids)
 		if err != nil {
 			return err
@@ -367,25 +400,42 @@ func (s *Store) expandLevel(ctx context.Context, sql string, args []any) ([]uuid
 // ReplaceDerivedEdges implements postgram.GraphStorage. The delete and
 // the upserts travel as one batch, which PostgreSQL runs as one implicit
 // transaction: a single round trip instead of four.
+//
+// The origin entity is locked first, then its edges are deleted and the new
+// ones upserted in key order (see the lock order in tx.go).
 func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge) (int, error) {
-	b := &pgx.Batch{}
-	b.Queue("DELETE FROM edges WHERE workspace_id = $1 AND origin_id = $2 AND source = $3", ws, origin, source)
-	for _, e := range edges {
-		meta, err := metadataJSON(e.Metadata)
+	order := edgeKeyOrder(edges)
+	metas := make([][]byte, len(edges))
+	for i := range edges {
+		meta, err := metadataJSON(edges[i].Metadata)
 		if err != nil {
 			return 0, fmt.Errorf("postgres: replace derived edges: %w", err)
 		}
-		b.Queue(upsertEdgeSQL, ws, e.ID, e.SourceID, e.TargetID, e.Relation, e.Confidence, e.Source, meta,
-			e.OriginID, e.Provider, e.Model, e.PromptVersion, e.CreatedAt, e.UpdatedAt)
+		metas[i] = meta
 	}
-	br := s.pool.SendBatch(ctx, b)
-	tag, err := br.Exec()
-	for i := 0; err == nil && i < len(edges); i++ {
-		_, err = br.Exec() // an upsert blocked by precedence returns no row
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
+	var tag pgconn.CommandTag
+	err := s.retryAborted(ctx, func() error {
+		b := &pgx.Batch{}
+		b.Queue("SELECT 1 FROM entities WHERE workspace_id = $1 AND id = $2 FOR NO KEY UPDATE", ws, origin)
+		b.Queue("DELETE FROM edges WHERE workspace_id = $1 AND origin_id = $2 AND source = $3", ws, origin, source)
+		for _, i := range order {
+			e := &edges[i]
+			b.Queue(upsertEdgeSQL, ws, e.ID, e.SourceID, e.TargetID, e.Relation, e.Confidence, e.Source, metas[i],
+				e.OriginID, e.Provider, e.Model, e.PromptVersion, e.CreatedAt, e.UpdatedAt)
+		}
+		br := s.pool.SendBatch(ctx, b)
+		_, err := br.Exec()
+		if err == nil {
+			tag, err = br.Exec()
+		}
+		for i := 0; err == nil && i < len(edges); i++ {
+			_, err = br.Exec() // an upsert blocked by precedence returns no row
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("postgres: replace derived edges: %w", mapErr(err))
 	}

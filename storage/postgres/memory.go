@@ -135,7 +135,22 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []postgram.BatchO
 	if len(ops) == 0 {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// The entities the batch updates or retracts edges from are locked
+	// first, in id order, whatever the order of the ops (see the lock
+	// order in tx.go).
+	var lock []uuid.UUID
+	for i := range ops {
+		switch op := &ops[i]; {
+		case op.Update != nil:
+			lock = append(lock, op.Update.ID)
+		case op.Retract != nil:
+			lock = append(lock, op.Retract.Origin)
+		}
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := lockEntities(ctx, tx, ws, lock); err != nil {
+			return err
+		}
 		notify := false
 		for i := range ops {
 			op := &ops[i]

@@ -62,10 +62,17 @@ func (s *Store) QueueReembed(ctx context.Context, ws string, types []postgram.En
 		ts[i] = string(t)
 	}
 	var n int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE entities SET enrichment_status = 'pending', enrichment_attempts = 0, enrichment_error = '',
+	// The entities are updated in (workspace, id) order (see the lock order
+	// in tx.go).
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE entities e SET enrichment_status = 'pending', enrichment_attempts = 0, enrichment_error = '',
 				enrichment_retry_at = NULL, enrichment_leased_until = NULL, enrichment_queued_at = now()
-			WHERE ($1 = '' OR workspace_id = $1) AND (cardinality($2::text[]) = 0 OR type = ANY($2))`, ws, ts)
+			FROM (
+				SELECT workspace_id, id FROM entities
+				WHERE ($1 = '' OR workspace_id = $1) AND (cardinality($2::text[]) = 0 OR type = ANY($2))
+				ORDER BY workspace_id, id FOR NO KEY UPDATE
+			) q
+			WHERE e.workspace_id = q.workspace_id AND e.id = q.id`, ws, ts)
 		if err != nil {
 			return err
 		}

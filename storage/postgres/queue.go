@@ -12,10 +12,10 @@ import (
 	"github.com/postgram-go/postgram"
 )
 
-// ClaimEmbedding implements postgram.Storage. Rows are leased with
-// FOR UPDATE SKIP LOCKED, so concurrent workers in any number of processes
-// never claim the same entity; a lease that expires (a crashed worker)
-// makes the entity claimable again.
+// ClaimEmbedding implements postgram.Storage. Rows are leased with FOR NO
+// KEY UPDATE SKIP LOCKED, so concurrent workers in any number of processes
+// never claim the same entity (nor wait for a write to one); a lease that
+// expires (a crashed worker) makes the entity claimable again.
 func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]postgram.EmbedJob, error) {
 	rows, err := s.pool.Query(ctx, `
 		UPDATE entities e SET enrichment_leased_until = now() + make_interval(secs => $4)
@@ -27,7 +27,7 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 			  AND (enrichment_leased_until IS NULL OR enrichment_leased_until < now())
 			ORDER BY enrichment_queued_at NULLS FIRST, id
 			LIMIT $2
-			FOR UPDATE SKIP LOCKED
+			FOR NO KEY UPDATE SKIP LOCKED
 		) q
 		WHERE e.workspace_id = q.workspace_id AND e.id = q.id
 		RETURNING e.id, e.chunk_generation, e.enrichment_attempts`,
@@ -75,14 +75,38 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 	return jobs, nil
 }
 
-// CompleteEmbedding implements postgram.Storage.
+// CompleteEmbedding implements postgram.Storage. It locks the entities
+// first, in id order, and writes vectors only into the chunks of those
+// still at the claimed generation (a concurrent rewrite replaced the
+// others' chunks and queued them again); see the lock order in tx.go.
 func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []postgram.EmbedResult) error {
 	if len(done) == 0 {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	ids := make([]uuid.UUID, len(done))
+	for i, r := range done {
+		ids[i] = r.EntityID
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id, chunk_generation FROM entities WHERE workspace_id = $1 AND id = ANY($2)
+			ORDER BY id FOR NO KEY UPDATE`, ws, ids)
+		if err != nil {
+			return err
+		}
+		gens := make(map[uuid.UUID]int64, len(done))
+		var id uuid.UUID
+		var gen int64
+		if _, err := pgx.ForEachRow(rows, []any{&id, &gen}, func() error {
+			gens[id] = gen
+			return nil
+		}); err != nil {
+			return err
+		}
 		b := &pgx.Batch{}
 		for _, r := range done {
+			if g, ok := gens[r.EntityID]; !ok || g != r.Generation {
+				continue // deleted, or rewritten since the claim
+			}
 			for i, id := range r.ChunkIDs {
 				b.Queue(`UPDATE chunks SET embedding = $4, model_id = $3 WHERE workspace_id = $1 AND id = $2`,
 					ws, id, modelID, pgvector.NewVector(r.Vectors[i]))
@@ -90,6 +114,9 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 			b.Queue(`UPDATE entities SET enrichment_status = 'completed', enrichment_error = '', enrichment_retry_at = NULL,
 				enrichment_leased_until = NULL, enrichment_queued_at = NULL
 				WHERE workspace_id = $1 AND id = $2 AND chunk_generation = $3`, ws, r.EntityID, r.Generation)
+		}
+		if b.Len() == 0 {
+			return nil
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})
@@ -99,7 +126,8 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 	return nil
 }
 
-// FailEmbedding implements postgram.Storage.
+// FailEmbedding implements postgram.Storage. It updates the entities in id
+// order (see the lock order in tx.go).
 func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []postgram.EmbedJob, errMsg string, retryAt time.Time) error {
 	if len(jobs) == 0 {
 		return nil
@@ -109,10 +137,17 @@ func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []postgram.Em
 	for i, j := range jobs {
 		ids[i], gens[i] = j.EntityID, j.Generation
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE entities e SET enrichment_status = 'failed', enrichment_attempts = e.enrichment_attempts + 1,
-			enrichment_error = $4, enrichment_retry_at = $5, enrichment_leased_until = NULL
-		FROM unnest($2::uuid[], $3::bigint[]) AS u(id, gen)
-		WHERE e.workspace_id = $1 AND e.id = u.id AND e.chunk_generation = u.gen`, ws, ids, gens, errMsg, retryAt)
+	err := s.retryAborted(ctx, func() error {
+		_, err := s.pool.Exec(ctx, `UPDATE entities e SET enrichment_status = 'failed', enrichment_attempts = e.enrichment_attempts + 1,
+				enrichment_error = $4, enrichment_retry_at = $5, enrichment_leased_until = NULL
+			FROM (
+				SELECT x.id, u.gen FROM entities x JOIN unnest($2::uuid[], $3::bigint[]) AS u(id, gen) ON x.id = u.id
+				WHERE x.workspace_id = $1
+				ORDER BY x.id FOR NO KEY UPDATE OF x
+			) q
+			WHERE e.workspace_id = $1 AND e.id = q.id AND e.chunk_generation = q.gen`, ws, ids, gens, errMsg, retryAt)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgres: record embedding failure: %w", mapErr(err))
 	}

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -96,6 +97,9 @@ type Store struct {
 	// annPool, when set, holds connections configured for ANN scans
 	// (Open makes one; New, with a caller's pool, uses transactions).
 	annPool *pgxpool.Pool
+	// aborted counts transactions PostgreSQL aborted (deadlock or
+	// serialization failure) and retryAborted ran again.
+	aborted atomic.Int64
 }
 
 var _ postgram.Storage = (*Store)(nil)
@@ -415,6 +419,8 @@ func mapErr(err error) error {
 			return fmt.Errorf("%w: %s", postgram.ErrUnavailable, pgErr.Message)
 		case "22", "23": // data exception, integrity violation
 			return fmt.Errorf("%w: %s", postgram.ErrInvalidArgument, pgErr.Message)
+		case "40": // a deadlock or serialization failure that persisted after a retry (inTx)
+			return fmt.Errorf("%w: the database aborted the write to resolve contention with a concurrent one; retry", postgram.ErrUnavailable)
 		}
 		return err
 	}

@@ -157,7 +157,8 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 		ids[i] = r.Entity.ID
 	}
 	inserted := 0
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		inserted = 0
 		rows, err := tx.Query(ctx, "SELECT id FROM entities WHERE workspace_id = $1 AND id = ANY($2)", ws, ids)
 		if err != nil {
 			return err
@@ -237,7 +238,8 @@ func (s *Store) ImportEdges(ctx context.Context, ws string, edges []postgram.Edg
 		return 0, nil
 	}
 	inserted := 0
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		inserted = 0
 		b := &pgx.Batch{}
 		for _, e := range edges {
 			meta, err := metadataJSON(e.Metadata)

@@ -69,6 +69,8 @@ func Run(t *testing.T, open Opener) {
 		{"MarkdownSync", testMarkdownSync}, // sync.go
 		{"SyncBadInput", testSyncBadInput},
 		{"Transfer", testTransfer},
+		{"SearchWorstQuery", testSearchWorstQuery},         // cost.go
+		{"WriteRacesEnrichment", testWriteRacesEnrichment}, // cost.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
