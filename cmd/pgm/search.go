@@ -22,6 +22,8 @@ type searchRow struct {
 	Tags    []string     `json:"tags"`
 	Edges   int          `json:"edges,omitempty"`
 	Related []relatedRow `json:"related,omitempty"`
+	// Explain is the ranking explanation on one line (--explain).
+	Explain string `json:"explain,omitempty"`
 }
 
 // relatedRow is a compact graph neighbour of a search result.
@@ -54,6 +56,9 @@ func toSearchRows(resp *api.SearchResponse) []searchRow {
 		if r.Edges != nil {
 			sr.Edges = r.Edges.Count
 		}
+		if r.Explain != nil {
+			sr.Explain = r.Explain.String()
+		}
 		for _, rel := range r.Related {
 			if rel.Entity == nil {
 				continue
@@ -79,12 +84,17 @@ func (a *app) searchCmd() *cobra.Command {
 		Long: `Search entities with hybrid keyword + vector search. Several arguments are
 joined into one query.
 
-Results are ordered by score, a relative rank-fusion value (first in both the
-keyword and the vector ranking scores about 0.0328), not a probability. Rows
-show the matched chunk; use 'pgm recall ID' for an entity's complete content.`,
+Results are ordered by score, a relative ordering value in 0..1 (1: the
+strongest keyword evidence and the nearest meaning of this answer), not a
+probability. Rows show the matched chunk; use 'pgm recall ID' for an
+entity's complete content. --explain adds why each result ranks where it
+does: how each query word matched (exactly, as an inflected form or a typo
+correction; in the text or in the entity's name, tags or type), and the
+keyword and vector parts of the score.`,
 		Example: `  pgm search "database decisions"
   pgm search "who worked on embeddings" --expand-graph
-  pgm search "database decisions" --type memory --limit 5 --json`,
+  pgm search "database decisions" --type memory --limit 5 --json
+  pgm search "Lighthuose" --explain`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}, func(cmd *cobra.Command, args []string) error {
@@ -126,6 +136,9 @@ show the matched chunk; use 'pgm recall ID' for an entity's complete content.`,
 				row(w, "ID", "TYPE", "SCORE", "TAGS", "CHUNK")
 				for _, r := range rows {
 					row(w, cell(r.ID, 0), cell(r.Type, 0), fmt.Sprintf("%.5f", r.Score), tagCell(r.Tags), cell(r.Chunk, contentWidth))
+					if r.Explain != "" {
+						row(w, "  why:", "", "", "", cell(r.Explain, 0))
+					}
 					for _, rel := range r.Related {
 						arrow := "→"
 						if rel.Direction == "incoming" {
@@ -148,6 +161,8 @@ show the matched chunk; use 'pgm recall ID' for an entity's complete content.`,
 	f.Float64Var(&recencyWeight, "recency-weight", 0, "0..1: blend a 30-day half-life recency boost into the ordering")
 	f.BoolVar(&in.ExpandGraph, "expand-graph", false, "add each result's 1-hop graph neighbours")
 	f.BoolVar(&in.IncludeArchived, "include-archived", false, "include archived entities")
+	f.BoolVar(&in.Explain, "explain", false, "show why each result ranks where it does")
+	f.StringVar(&in.Ranking, "ranking", "", "ranking to use: v2 (the server's default) or seed (the reference system's, for comparison)")
 	registerEnumCompletions(c)
 	return c
 }

@@ -249,12 +249,12 @@ func TestToolsList(t *testing.T) {
 			}
 			search := byName["search"].InputSchema.Properties
 			for _, p := range []string{"query", "type", "tags", "visibility", "owner", "memory_role", "limit", "threshold",
-				"recency_weight", "expand_graph", "include_archived", "toon"} {
+				"recency_weight", "expand_graph", "include_archived", "toon", "explain", "ranking"} {
 				if _, has := search[p]; !has {
 					t.Errorf("search: no %s argument", p)
 				}
 			}
-			if d := byName["search"].Description; !strings.Contains(d, "0.0328") || !strings.Contains(d, "recall") {
+			if d := byName["search"].Description; !strings.Contains(d, "0..1") || !strings.Contains(d, "explain") || !strings.Contains(d, "recall") {
 				t.Errorf("search description does not explain scores and recall: %q", d)
 			}
 			if ro := byName["search"].Annotations.ReadOnlyHint; ro == nil || !*ro {

@@ -33,6 +33,8 @@ type searchRow struct {
 	Tags    []string              `json:"tags,omitempty"`
 	Edges   *postgram.EdgeSummary `json:"edges,omitempty"`
 	Related []relatedRow          `json:"related,omitempty"`
+	// Explain is the ranking explanation on one line (explain: true).
+	Explain string `json:"explain,omitempty"`
 }
 
 // relatedRow is a compact 1-hop neighbour: no content, only what an agent
@@ -52,9 +54,9 @@ func searchTools() []toolSpec {
 			"call it first, read the compact rows {id, type, score, content, chunk, tags?, edges?, related?} and call " +
 			"recall only for the few ids whose complete content you need; chunk is the passage that matched and " +
 			"often answers the question by itself, content is the start of the entity. " +
-			"score is a relative ordering value from reciprocal-rank fusion of the keyword and vector rankings (at most " +
-			"about 0.0328, for a result ranked first by both), not a probability or percentage: compare scores only " +
-			"within one answer. The raw cosine similarity is in full_response. edges summarises a result's links " +
+			"score is a relative ordering value in 0..1 (1: the strongest keyword evidence and the nearest meaning in this " +
+			"answer), not a probability or percentage: compare scores only within one answer; explain: true says why each " +
+			"result ranks where it does. The raw cosine similarity is in full_response. edges summarises a result's links " +
 			"(count and relation labels, no neighbour content); set expand_graph when you need causes, provenance, " +
 			"decisions, dependencies, blockers, ownership, participants or other connected context, not for direct " +
 			"facts already in the chunk. Archived entities are left out unless include_archived.",
@@ -82,6 +84,10 @@ func searchTools() []toolSpec {
 			{Name: "include_archived", Kind: kindBoolean, Description: "Also search archived (deleted) entities."},
 			{Name: "include_content", Kind: kindBoolean,
 				Description: "With full_response: include each entity's complete content (default true); false returns only the matched chunks."},
+			{Name: "explain", Kind: kindBoolean,
+				Description: "Add to each result why it ranks where it does: how each query word matched (exactly, as an inflected form or a typo correction, in the text or the entity's name, tags or type), the keyword and vector parts of the score."},
+			{Name: "ranking", Kind: kindString, Enum: []string{string(postgram.RankingV2), string(postgram.RankingSeed)},
+				Description: "v2 (default): the current ranking. seed: the reference system's rank fusion, for comparison."},
 		},
 		TOON:       true,
 		ReadOnly:   true,
@@ -120,6 +126,10 @@ func searchTool(ctx context.Context, c *postgram.Client, a args) (reply, error) 
 	req.RecencyWeight, _ = a.float("recency_weight")
 	req.ExpandGraph = a.bool("expand_graph")
 	req.IncludeArchived = a.bool("include_archived")
+	req.Explain = a.bool("explain")
+	if v, ok := a.str("ranking"); ok {
+		req.Ranking = postgram.RankingMode(v)
+	}
 	full := a.bool(argFullResponse)
 	if a.has("include_content") && full {
 		v := a.bool("include_content")
@@ -142,6 +152,9 @@ func compactSearch(res *postgram.SearchResponse) searchCompact {
 		e := r.Entity
 		row := searchRow{ID: e.ID, Type: e.Type, Score: round6(r.RecencyScore), Content: preview(e.Content),
 			Chunk: r.ChunkContent, Tags: e.Tags, Edges: r.Edges}
+		if r.Explain != nil {
+			row.Explain = r.Explain.String()
+		}
 		for _, n := range r.Related {
 			row.Related = append(row.Related, relatedRow{ID: n.Entity.ID, Type: n.Entity.Type,
 				Relation: n.Relation, Direction: n.Direction})
@@ -151,7 +164,7 @@ func compactSearch(res *postgram.SearchResponse) searchCompact {
 	return out
 }
 
-// round6 keeps six decimals: enough to order RRF scores, fewer tokens.
+// round6 keeps six decimals: enough to order scores, fewer tokens.
 func round6(f float64) float64 { return math.Round(f*1e6) / 1e6 }
 
 // preview returns the first previewRunes runes of s, marked "…" when cut.

@@ -27,6 +27,8 @@ type searchRequest struct {
 	IncludeArchived bool            `json:"include_archived"`
 	IncludeContent  *bool           `json:"include_content"`
 	Strategy        string          `json:"strategy"`
+	Ranking         string          `json:"ranking"`
+	Explain         bool            `json:"explain"`
 }
 
 // search answers with the library's SearchResponse JSON: {results,
@@ -69,6 +71,8 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		ExpandGraph:     req.ExpandGraph,
 		IncludeContent:  req.IncludeContent,
 		Strategy:        postgram.Strategy(req.Strategy),
+		Ranking:         postgram.RankingMode(req.Ranking),
+		Explain:         req.Explain,
 	})
 	if err != nil {
 		s.writeError(w, r, err)

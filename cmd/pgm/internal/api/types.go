@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/postgram-go/postgram"
 )
 
 // Entity is the wire shape of an entity (DESIGN.md §8). Metadata numbers
@@ -99,6 +101,8 @@ type SearchRequest struct {
 	RecencyWeight   *float64 `json:"recency_weight,omitempty"`
 	ExpandGraph     bool     `json:"expand_graph,omitempty"`
 	IncludeArchived bool     `json:"include_archived,omitempty"`
+	Ranking         string   `json:"ranking,omitempty"`
+	Explain         bool     `json:"explain,omitempty"`
 }
 
 // SearchResponse is the answer of POST /api/search.
@@ -139,6 +143,8 @@ type SearchResult struct {
 	RecencyScore *float64     `json:"recency_score,omitempty"`
 	Edges        *EdgeSummary `json:"edges,omitempty"`
 	Related      []Related    `json:"related,omitempty"`
+	// Explain is the library's own type: the server sends it as is.
+	Explain *postgram.Explanation `json:"explain,omitempty"`
 }
 
 // EdgeSummary counts a result's edges by relation.
