@@ -57,7 +57,10 @@ type RankingWeights struct {
 	// MoreChunks scales the evidence of an entity's matching chunks beyond
 	// its best.
 	MoreChunks float64 `json:"more_chunks"`
-	// VectorWeight is the vector branch's share of the fused score (0..1).
+	// VectorWeight is the vector branch's share of the fused score (0..1)
+	// when the keyword branch's best result matches every query term; the
+	// share grows to 1 as that result's coverage c of the query's IDF mass
+	// falls: VectorWeight + (1 − VectorWeight)(1 − c)².
 	VectorWeight float64 `json:"vector_weight"`
 	// Coverage: an entity matching this share of the query's IDF mass is
 	// eligible by keywords alone (0..1; the seed's rules apply as well).
@@ -71,6 +74,10 @@ type RankingWeights struct {
 	TypoMaxDF      int64 `json:"typo_max_df"`
 	MaxInflections int   `json:"max_inflections"`
 	MaxTypos       int   `json:"max_typos"`
+	// HeadCandidates is how many entities whose head (name fields) alone
+	// matches a term join the keyword pool, so an entity named only in its
+	// metadata is found by that name (0: none).
+	HeadCandidates int `json:"head_candidates"`
 }
 
 // DefaultRankingWeights returns ranking v2's default weights.
@@ -78,13 +85,15 @@ func DefaultRankingWeights() RankingWeights {
 	p := rank.DefaultParams()
 	return RankingWeights{K1: p.K1, B: p.B, InflectionWeight: p.InflectionWeight, TypoWeight: p.TypoWeight,
 		HeadWeight: p.HeadWeight, HeadLead: p.HeadLead, HeadStart: p.HeadStart, TagWeight: p.TagWeight, TypeWeight: p.TypeWeight, MoreChunks: p.MoreChunks, VectorWeight: p.VectorWeight,
-		Coverage: p.Coverage, CoverageBoost: p.CoverageBoost, TypoMaxDF: p.TypoMaxDF, MaxInflections: p.MaxInflections, MaxTypos: p.MaxTypos}
+		Coverage: p.Coverage, CoverageBoost: p.CoverageBoost, TypoMaxDF: p.TypoMaxDF, MaxInflections: p.MaxInflections, MaxTypos: p.MaxTypos,
+		HeadCandidates: p.HeadCandidates}
 }
 
 func (w *RankingWeights) params() rank.Params {
 	return rank.Params{K1: w.K1, B: w.B, InflectionWeight: w.InflectionWeight, TypoWeight: w.TypoWeight,
 		HeadWeight: w.HeadWeight, HeadLead: w.HeadLead, HeadStart: w.HeadStart, TagWeight: w.TagWeight, TypeWeight: w.TypeWeight, MoreChunks: w.MoreChunks, VectorWeight: w.VectorWeight,
-		Coverage: w.Coverage, CoverageBoost: w.CoverageBoost, TypoMaxDF: w.TypoMaxDF, MaxInflections: w.MaxInflections, MaxTypos: w.MaxTypos}
+		Coverage: w.Coverage, CoverageBoost: w.CoverageBoost, TypoMaxDF: w.TypoMaxDF, MaxInflections: w.MaxInflections, MaxTypos: w.MaxTypos,
+		HeadCandidates: w.HeadCandidates}
 }
 
 func (w *RankingWeights) validate() error {
@@ -126,6 +135,8 @@ func (w *RankingWeights) validate() error {
 		return invalid("search.weights.max_inflections", "must be in 0..16")
 	case w.MaxTypos < 0 || w.MaxTypos > 16:
 		return invalid("search.weights.max_typos", "must be in 0..16")
+	case w.HeadCandidates < 0 || w.HeadCandidates > KeywordPoolSize:
+		return invalid("search.weights.head_candidates", "must be in 0..%d", KeywordPoolSize)
 	}
 	return nil
 }

@@ -21,11 +21,6 @@ import (
 // KeywordPoolSize is the most chunks the keyword branch ranks.
 const KeywordPoolSize = 200
 
-// HeadCandidates is how many entities ranking v2 adds to the keyword pool
-// because their head (name fields) matches a term while their content may
-// not (KeywordFillQuery.Heads).
-const HeadCandidates = 20
-
 // MaxQueryBytes bounds a search query.
 const MaxQueryBytes = 32 << 10
 
@@ -384,7 +379,7 @@ func explainSeed(r *fusion.Result) *Explanation {
 
 // explainV2 explains a result of ranking v2.
 func explainV2(pl *rank.Plan, r *rank.Result) *Explanation {
-	w := pl.Params.VectorWeight
+	w := r.Why.VectorWeight
 	x := &Explanation{Ranking: RankingV2, KeywordRank: r.KeywordRank, VectorRank: r.VectorRank,
 		KeywordPart: (1 - w) * r.Why.KeywordShare, VectorPart: w * r.Why.Vector,
 		BM25: r.Why.Body, MoreChunks: r.Why.MoreChunks, Head: r.Why.Head,
@@ -597,7 +592,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		}
 		q := KeywordFillQuery{Filter: f, Terms: terms, Order: idx, Limit: KeywordPoolSize, Alternatives: alts}
 		if plan != nil {
-			q.Features, q.Heads = true, HeadCandidates
+			q.Features, q.Heads = true, plan.Params.HeadCandidates
 		}
 		res, err := filler.KeywordFill(ctx, c.ws, q)
 		switch {

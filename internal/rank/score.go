@@ -35,7 +35,9 @@ type Params struct {
 	TypeWeight float64
 	// MoreChunks scales the evidence of an entity's chunks beyond its best.
 	MoreChunks float64
-	// VectorWeight is the vector branch's share of the fused score.
+	// VectorWeight is the vector branch's share of the fused score when
+	// the keyword branch's best result matches the whole query; the share
+	// grows to 1 as that result's coverage c falls: w + (1 − w)(1 − c)².
 	VectorWeight float64
 	// Coverage is the share of the query's IDF mass an entity must match
 	// to be eligible by keywords (beside the seed's rules).
@@ -50,6 +52,9 @@ type Params struct {
 	// MaxInflections and MaxTypos bound a term's alternatives.
 	MaxInflections int
 	MaxTypos       int
+	// HeadCandidates is how many entities whose head alone matches a term
+	// join the keyword pool.
+	HeadCandidates int
 }
 
 // DefaultParams returns the tuned defaults.
@@ -59,7 +64,7 @@ func DefaultParams() Params {
 		InflectionWeight: 0.8, TypoWeight: 0.7,
 		HeadWeight: 3, HeadLead: 3, HeadStart: 1, TagWeight: 0.25, TypeWeight: 0.5, MoreChunks: 0.1,
 		VectorWeight: 0.15, Coverage: 0.5, CoverageBoost: 2,
-		TypoMaxDF: 0, MaxInflections: 6, MaxTypos: 3,
+		TypoMaxDF: 0, MaxInflections: 6, MaxTypos: 3, HeadCandidates: 20,
 	}
 }
 
@@ -163,6 +168,9 @@ type Components struct {
 	Vector       float64 // similarity relative to the vector list, 0..1
 	Coverage     float64 // share of the query's IDF mass matched
 	Chunks       int     // keyword-pool chunks of the entity
+	// VectorWeight is the vector branch's weight in this search: higher
+	// when the keyword branch's best result covers less of the query.
+	VectorWeight float64
 	// Matched lists, per term, how it matched ("" when it did not):
 	// the lexeme and its kind, in the best chunk or head.
 	Matched []string
@@ -392,8 +400,16 @@ func (pl *Plan) normalise(ents []*entity) {
 			simMax, simMin = max(simMax, e.sim), min(simMin, e.sim)
 		}
 	}
-	w := pl.Params.VectorWeight
+	// The vector branch's weight grows as the keyword branch's best
+	// evidence covers less of the query: VectorWeight when some entity
+	// matches every term, all of it when none matches any.
+	best := 0.0
 	for _, e := range ents {
+		best = max(best, e.coverage)
+	}
+	w := pl.Params.VectorWeight + (1-pl.Params.VectorWeight)*(1-best)*(1-best)
+	for _, e := range ents {
+		e.comp.VectorWeight = w
 		if kwMax > 0 {
 			e.comp.KeywordShare = e.comp.Keyword / kwMax
 		}
