@@ -148,3 +148,45 @@ func TestSearchDegraded(t *testing.T) {
 		t.Errorf("health: %v", h)
 	}
 }
+
+// TestSearchExplainAndRanking: explain adds each result's components for
+// both rankings; an unknown ranking is a validation error naming the field.
+func TestSearchExplainAndRanking(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.store(e.admin, map[string]any{"type": "project", "content": "Project Lighthouse is the data team's retention work."})
+	e.store(e.admin, map[string]any{"type": "memory", "content": "Lighthouse demos happen on Thursdays and dashboards get deployed."})
+	e.enrich()
+
+	out, r := e.search(e.admin, map[string]any{"query": "Lighthuose dashboard", "explain": true})
+	if len(out.Results) == 0 {
+		t.Fatalf("no results: %s", r.Body)
+	}
+	if out.Stats["ranking"] != "v2" {
+		t.Errorf("stats.ranking = %v, want v2", out.Stats["ranking"])
+	}
+	x, _ := out.Stats["expansions"].(map[string]any)
+	if fmt.Sprint(x["Lighthuose"]) != "[lighthouse (typo)]" || fmt.Sprint(x["dashboard"]) != "[dashboards (inflection)]" {
+		t.Errorf("stats.expansions = %v", out.Stats["expansions"])
+	}
+	raw := out.Raw["results"].([]any)[0].(map[string]any)
+	ex, ok := raw["explain"].(map[string]any)
+	if !ok || ex["ranking"] != "v2" || ex["terms"] == nil || ex["keyword_part"] == nil {
+		t.Fatalf("explain of the first result: %v", raw["explain"])
+	}
+	if !strings.Contains(fmt.Sprint(ex["terms"]), "lighthouse (typo") {
+		t.Errorf("explain.terms does not show the typo correction: %v", ex["terms"])
+	}
+
+	out, r = e.search(e.admin, map[string]any{"query": "Lighthouse", "explain": true, "ranking": "seed"})
+	raw = out.Raw["results"].([]any)[0].(map[string]any)
+	if ex, _ := raw["explain"].(map[string]any); ex["ranking"] != "seed" || out.Stats["ranking"] != "seed" {
+		t.Errorf("seed ranking explain: %s", r.Body)
+	}
+	// Without explain, no explanation.
+	out, _ = e.search(e.admin, map[string]any{"query": "Lighthouse"})
+	if _, has := out.Raw["results"].([]any)[0].(map[string]any)["explain"]; has {
+		t.Error("explain present without explain: true")
+	}
+	e.do("POST", "/api/search", e.admin, map[string]any{"query": "x", "ranking": "best"}).wantError(http.StatusBadRequest, apierror.Validation, "ranking", "best")
+}
