@@ -59,6 +59,12 @@ type Config struct {
 	// (API_KEY_PEPPER). Keep it outside the database; changing it
 	// invalidates every key.
 	KeyPepper []byte
+	// KeyCacheTTL bounds how long a verified API key is trusted from the
+	// in-process cache before the store is asked again. The cache is also
+	// cleared at once when the store reports a key change (PostgreSQL's
+	// change feed, SQLite's change log), so the TTL is the backstop for a
+	// missed notification. Default 10 seconds; negative disables caching.
+	KeyCacheTTL time.Duration
 	// Now returns the current time. Default time.Now (tests override it).
 	Now func() time.Time
 }
@@ -139,6 +145,9 @@ func (c *Config) defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.KeyCacheTTL == 0 {
+		c.KeyCacheTTL = 10 * time.Second
 	}
 	if c.Chunking.Size == 0 {
 		c.Chunking.Size = 1000

@@ -94,6 +94,11 @@ type Storage interface {
 	ListKeys(ctx context.Context, ws string) ([]APIKey, error)
 	// RevokeKey marks a key revoked and tells every listener (EventKeyRevoked).
 	RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *AuditEntry) error
+	// RotateKey, in one transaction, sets the expiry of the unrevoked key
+	// old to the earlier of its current expiry and oldExpires, inserts its
+	// successor k (as CreateKey) and appends audit. An unknown or revoked
+	// old key returns ErrNotFound and changes nothing.
+	RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *APIKey, hash []byte, audit *AuditEntry) error
 	// TouchKeys records last use times by key id.
 	TouchKeys(ctx context.Context, ws string, used map[string]time.Time) error
 	// AppendAudit appends an audit entry.
@@ -149,8 +154,9 @@ type KeyVersioner interface {
 // processes (PostgreSQL LISTEN/NOTIFY). Listen blocks until ctx ends,
 // calling h for every event for ws: EventConnected when the feed is (re)
 // established, EventDisconnected when it is lost, EventWork when another
-// process enqueued enrichment work and EventKeyRevoked when a key was
-// revoked.
+// process enqueued enrichment work and EventKeyRevoked when an API key was
+// changed (revoked, rotated, edited or deleted, through the library or
+// directly in the database).
 type Notifier interface {
 	Listen(ctx context.Context, ws string, h func(Event)) error
 }
@@ -169,7 +175,7 @@ const (
 // Event is a store change notification.
 type Event struct {
 	Kind EventKind
-	ID   string // the key id for EventKeyRevoked
+	ID   string // the key id for EventKeyRevoked ("" when any key may have changed)
 }
 
 // ChunkInput is one chunk to store with an entity.

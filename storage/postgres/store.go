@@ -354,6 +354,13 @@ func (s *Store) model(ctx context.Context, id int64) (postgram.ModelInfo, error)
 	return m, nil
 }
 
+// KeyChannel is the LISTEN/NOTIFY channel on which a trigger of the
+// api_keys table (migration 010) reports every change to a key other than
+// its last use: "key:<schema>:<workspace>:<id>", or "key:<schema>:*" after
+// a TRUNCATE (the schema of the table, so that installations in different
+// schemas of one database ignore each other's changes).
+const KeyChannel = "postgram_keys"
+
 // Listen implements postgram.Notifier with LISTEN/NOTIFY. It holds one
 // connection outside the pool and reconnects after failures, reporting
 // EventConnected and EventDisconnected so callers can distrust caches
@@ -384,21 +391,34 @@ func (s *Store) listenOnce(ctx context.Context, ws string, h func(postgram.Event
 		return err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.cfg.NotifyChannel}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.cfg.NotifyChannel}.Sanitize()+"; LISTEN "+KeyChannel); err != nil {
 		return err
 	}
+	// The schema in which this store's api_keys table lives, resolved
+	// through the search_path as every query of the store resolves it.
+	var schema *string
+	err = conn.QueryRow(ctx, `SELECT (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.oid = to_regclass('api_keys'))`).Scan(&schema)
+	if err != nil {
+		return fmt.Errorf("find the api_keys table: %w", err)
+	}
+	if schema == nil {
+		return errors.New("no api_keys table on the search_path: migrations have not run")
+	}
 	h(postgram.Event{Kind: postgram.EventConnected})
-	keyPrefix := "key:" + ws + ":"
+	keyPrefix := "key:" + *schema + ":" + ws + ":"
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
 		switch {
-		case n.Payload == ws:
-			h(postgram.Event{Kind: postgram.EventWork})
-		case strings.HasPrefix(n.Payload, keyPrefix):
+		case n.Channel == KeyChannel && n.Payload == "key:"+*schema+":*":
+			h(postgram.Event{Kind: postgram.EventKeyRevoked})
+		case n.Channel == KeyChannel && strings.HasPrefix(n.Payload, keyPrefix):
 			h(postgram.Event{Kind: postgram.EventKeyRevoked, ID: strings.TrimPrefix(n.Payload, keyPrefix)})
+		case n.Channel != KeyChannel && n.Payload == ws:
+			h(postgram.Event{Kind: postgram.EventWork})
 		}
 	}
 }
