@@ -362,7 +362,9 @@ type Health struct {
 // ComponentHealth is one dependency's state.
 type ComponentHealth struct {
 	Name  string `json:"name"`
-	State string `json:"state"` // "ok" or "unavailable"
+	State string `json:"state"` // "ok", "read_only" or "unavailable"
+	// Error explains a state other than ok, for operators: it may carry a
+	// backend's or provider's own text, so open endpoints must not show it.
 	Error string `json:"error,omitempty"`
 }
 
@@ -376,8 +378,10 @@ type EmbeddingHealth struct {
 
 // Health reports the store's reachability and the embedding provider's
 // last known state. A failing provider makes the status "degraded" (writes
-// and keyword search still work); an unreachable store returns an error
-// wrapping ErrUnavailable too.
+// and keyword search still work), and so does a store whose writes fail
+// for lack of space or because it is read-only (store state "read_only",
+// see WriteStater: reads and searches still work); an unreachable store
+// returns an error wrapping ErrUnavailable too.
 func (c *Client) Health(ctx context.Context) (Health, error) {
 	h := Health{Status: "ok", Store: ComponentHealth{Name: c.store.Name(), State: "ok"}}
 	if c.embedder == nil {
@@ -402,6 +406,20 @@ func (c *Client) Health(ctx context.Context) (Health, error) {
 		h.Store.Error = err.Error()
 		h.Status = "unavailable"
 		return h, fmt.Errorf("store: %w", errors.Join(ErrUnavailable, err))
+	}
+	if ws, ok := c.store.(WriteStater); ok {
+		ro, why, err := ws.ReadOnly(ctx)
+		if err != nil {
+			h.Store.State = "unavailable"
+			h.Store.Error = err.Error()
+			h.Status = "unavailable"
+			return h, fmt.Errorf("store: %w", errors.Join(ErrUnavailable, err))
+		}
+		if ro {
+			h.Store.State = "read_only"
+			h.Store.Error = why
+			h.Status = "degraded"
+		}
 	}
 	return h, nil
 }

@@ -150,6 +150,16 @@ type KeyVersioner interface {
 	KeysVersion(ctx context.Context, ws string) (uint64, error)
 }
 
+// WriteStater is implemented by stores that notice when their writes fail
+// for lack of space (a full disk, SQLITE_FULL, PostgreSQL's disk_full
+// 53100) or because the database is read-only. ReadOnly reports it, with a
+// short reason for operators (never a driver's message); Health then says
+// the store is "read_only" and the status "degraded" (reads and searches
+// still work).
+type WriteStater interface {
+	ReadOnly(ctx context.Context) (readOnly bool, reason string, err error)
+}
+
 // Notifier is implemented by stores that broadcast changes between
 // processes (PostgreSQL LISTEN/NOTIFY). Listen blocks until ctx ends,
 // calling h for every event for ws: EventConnected when the feed is (re)

@@ -25,6 +25,7 @@ import (
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/writestate"
 	"github.com/postgram-go/postgram/migrations"
 )
 
@@ -96,6 +97,9 @@ type Store struct {
 	// annPool, when set, holds connections configured for ANN scans
 	// (Open makes one; New, with a caller's pool, uses transactions).
 	annPool *pgxpool.Pool
+	// writeState remembers writes failing for a full disk or a read-only
+	// database (fed by writeTracer, see ReadOnly).
+	writeState *writestate.Tracker
 }
 
 var _ postgram.Storage = (*Store)(nil)
@@ -119,6 +123,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.MaxConns > 0 {
 		pc.MaxConns = cfg.MaxConns
 	}
+	ws := &writestate.Tracker{}
+	pc.ConnConfig.Tracer = writeTracer{st: ws}
 	efSearch, maxScan := cfg.EfSearch, cfg.MaxScanTuples
 	pc.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		// The vector type exists once migrations ran; before that there is
@@ -161,6 +167,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("postgres: connect: %w", postgram.ErrUnavailable)
 	}
 	s := newStore(pool, cfg)
+	s.writeState = ws
 	s.ownPool = true
 	s.annPool = annPool
 	if err := s.Ping(ctx); err != nil {
@@ -179,7 +186,8 @@ func New(pool *pgxpool.Pool, cfg Config) *Store {
 }
 
 func newStore(pool *pgxpool.Pool, cfg Config) *Store {
-	return &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}, counts: map[string]countEntry{}}
+	return &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}, counts: map[string]countEntry{},
+		writeState: &writestate.Tracker{}}
 }
 
 // Pool exposes the underlying pool (for admin tools).
@@ -423,18 +431,28 @@ func (s *Store) listenOnce(ctx context.Context, ws string, h func(postgram.Event
 	}
 }
 
-// mapErr classifies driver errors into the library's sentinels.
+// mapErr classifies driver errors into the library's sentinels. The
+// driver's text stays in the error for logs; a client is shown only the
+// BackendError's public message (transport/apierror).
 func mapErr(err error) error {
 	if err == nil {
 		return nil
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code[:2] {
-		case "08", "53", "57": // connection, resources, operator intervention
-			return fmt.Errorf("%w: %s", postgram.ErrUnavailable, pgErr.Message)
-		case "22", "23": // data exception, integrity violation
-			return fmt.Errorf("%w: %s", postgram.ErrInvalidArgument, pgErr.Message)
+		switch {
+		case pgErr.Code == "53100":
+			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+				Public: "the database's disk is full; the write was rolled back (SQLSTATE 53100)"}
+		case pgErr.Code == "25006":
+			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+				Public: "the database is read-only; the write was rolled back (SQLSTATE 25006)"}
+		case pgErr.Code[:2] == "08", pgErr.Code[:2] == "53", pgErr.Code[:2] == "57": // connection, resources, operator intervention
+			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+				Public: "the database cannot serve the request right now (SQLSTATE " + pgErr.Code + ")"}
+		case pgErr.Code[:2] == "22", pgErr.Code[:2] == "23": // data exception, integrity violation
+			return &postgram.BackendError{Kind: postgram.ErrInvalidArgument, Err: err,
+				Public: "the database rejected a value (SQLSTATE " + pgErr.Code + ")"}
 		}
 		return err
 	}
@@ -445,7 +463,7 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: the store is closed", postgram.ErrUnavailable)
 	}
 	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
-		return fmt.Errorf("%w: %v", postgram.ErrUnavailable, err)
+		return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err, Public: "the database connection failed"}
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {

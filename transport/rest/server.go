@@ -62,6 +62,9 @@ type Config struct {
 	Version string
 	// Auth verifies bearer tokens. Default: Client.
 	Auth Authenticator
+	// Warnings are standing configuration warnings that /health reports
+	// (for example "plain HTTP on a non-loopback address"). Default none.
+	Warnings []string
 }
 
 // Server is the REST API as an http.Handler.
