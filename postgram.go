@@ -65,6 +65,12 @@ type Config struct {
 	// change feed, SQLite's change log), so the TTL is the backstop for a
 	// missed notification. Default 10 seconds; negative disables caching.
 	KeyCacheTTL time.Duration
+	// MaxResultBytes bounds the entity content one call loads and returns
+	// (a List page, a task list, a graph expansion): a larger result is
+	// refused with a validation error naming limit (or max_nodes) that says
+	// how many items fit, so the caller pages instead of the server holding
+	// hundreds of megabytes per request. Default 16 MiB; negative: no bound.
+	MaxResultBytes int64
 	// Now returns the current time. Default time.Now (tests override it).
 	Now func() time.Time
 }
@@ -148,6 +154,9 @@ func (c *Config) defaults() {
 	}
 	if c.KeyCacheTTL == 0 {
 		c.KeyCacheTTL = 10 * time.Second
+	}
+	if c.MaxResultBytes == 0 {
+		c.MaxResultBytes = 16 << 20
 	}
 	if c.Chunking.Size == 0 {
 		c.Chunking.Size = 1000
@@ -342,6 +351,20 @@ func (c *core) wakeExtraction() {
 }
 
 func (c *core) now() time.Time { return c.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// resultBudget is the byte budget of one call's entities (0: none).
+func (c *core) resultBudget() int64 { return max(0, c.cfg.MaxResultBytes) }
+
+// tooLarge is the validation error for a result over the budget: field is
+// the parameter that pages it (limit, max_nodes), fit how many items fit.
+func (c *core) tooLarge(field string, fit int) error {
+	mib := float64(c.resultBudget()) / (1 << 20)
+	if fit == 0 {
+		return invalid(field, "the first item alone holds more than %.4g MiB of content, the most one response may carry; fetch it by id", mib)
+	}
+	return invalid(field, "the result would hold more than %.4g MiB of content, the most one response may carry: only the first %d items fit; "+
+		"request %s=%d or less and page with offset", mib, fit, field, fit)
+}
 
 // noteEmbed records the embedding provider's latest outcome for health.
 func (c *core) noteEmbed(err error) {

@@ -2,6 +2,7 @@ package postgram
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,8 +48,11 @@ type Storage interface {
 	// audit, when non-nil, is appended in the same transaction.
 	UpdateEntity(ctx context.Context, ws string, e *Entity, expectedVersion int64, chunks []ChunkInput, audit *AuditEntry) error
 	// ListEntities returns one page of entities matching f, newest first,
-	// and the total number matching.
-	ListEntities(ctx context.Context, ws string, f EntityFilter, limit, offset int) ([]*Entity, int, error)
+	// and the total number matching. When maxBytes > 0 and the page's
+	// contents add up to more than maxBytes, it stops reading and returns a
+	// *PageTooLargeError saying how many entities fit (so memory stays
+	// bounded by the budget, not by the page).
+	ListEntities(ctx context.Context, ws string, f EntityFilter, limit, offset int, maxBytes int64) ([]*Entity, int, error)
 
 	// VectorSearch returns up to q.Limit chunks nearest to q.Vector among
 	// the entities f admits, nearest first.
@@ -113,6 +117,18 @@ type Storage interface {
 	ExtractionStorage // extract_storage.go: the LLM extraction queue
 	ModelStorage      // model_storage.go: embedding models and re-embedding
 	TransferStorage   // transfer_storage.go: export and import of a whole workspace
+}
+
+// PageTooLargeError is returned by ListEntities when a page's contents
+// exceed the byte budget: Fit entities (the first of the page) fit in
+// MaxBytes. The library turns it into a validation error on limit.
+type PageTooLargeError struct {
+	Fit      int
+	MaxBytes int64
+}
+
+func (e *PageTooLargeError) Error() string {
+	return fmt.Sprintf("the page's contents exceed %d bytes; the first %d entities fit", e.MaxBytes, e.Fit)
 }
 
 // StoreStats summarises a workspace for operators.

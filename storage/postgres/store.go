@@ -199,7 +199,7 @@ func (s *Store) Name() string { return "postgres" }
 // Ping implements postgram.Storage.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("postgres: ping: %w", postgram.ErrUnavailable)
+		return fmt.Errorf("postgres: ping: %w", &postgram.BackendError{Kind: postgram.ErrUnavailable, Public: "cannot reach PostgreSQL", Err: err})
 	}
 	return nil
 }

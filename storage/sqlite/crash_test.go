@@ -163,7 +163,7 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		page, total, err := st.ListEntities(ctx, "default", postgram.EntityFilter{}, 1, 0)
+		page, total, err := st.ListEntities(ctx, "default", postgram.EntityFilter{}, 1, 0, 0)
 		if err != nil || len(page) != 1 {
 			t.Fatal(err)
 		}
