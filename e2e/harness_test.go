@@ -54,9 +54,9 @@ type server struct {
 	// KeyFile is where the server writes the bootstrap admin key (its
 	// stderr is not a terminal).
 	KeyFile string
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
-	done   chan error
+	cmd     *exec.Cmd
+	stderr  *lockedBuffer
+	done    chan error
 }
 
 type lockedBuffer struct {
