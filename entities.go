@@ -402,7 +402,11 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (*ListPage, error) 
 	if !ok {
 		return page, nil
 	}
-	items, total, err := c.store.ListEntities(ctx, c.ws, f, opts.Limit, opts.Offset)
+	items, total, err := c.store.ListEntities(ctx, c.ws, f, opts.Limit, opts.Offset, c.resultBudget())
+	var big *PageTooLargeError
+	if errors.As(err, &big) {
+		return nil, c.tooLarge("limit", big.Fit)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list: %w", err)
 	}

@@ -100,3 +100,30 @@ func (e *ModelMismatchError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrModelMismatch) true.
 func (e *ModelMismatchError) Unwrap() error { return ErrModelMismatch }
+
+// BackendError is a store's failure classified as one of the sentinels
+// (Kind: ErrUnavailable, ErrInvalidArgument, ...). Public says what happened
+// in words a client may read; Err is the driver's own error, whose text
+// can carry SQL, values, host names or file paths: it is for logs only.
+// Transports (transport/apierror) show Public, never Err.
+type BackendError struct {
+	Kind   error
+	Public string
+	Err    error
+}
+
+func (e *BackendError) Error() string {
+	if e.Err == nil {
+		return e.Kind.Error() + ": " + e.Public
+	}
+	return e.Kind.Error() + ": " + e.Public + " (" + e.Err.Error() + ")"
+}
+
+// Unwrap makes errors.Is(err, e.Kind) true and keeps the driver's error
+// reachable for errors.As.
+func (e *BackendError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}

@@ -364,10 +364,34 @@ type ExpandLevelStorage interface {
 	ExpandLevel(ctx context.Context, ws string, q ExpandLevelQuery) (ids []uuid.UUID, more bool, err error)
 }
 
+// expandLoadBatch is how many entities Expand loads per store call.
+const expandLoadBatch = 50
+
+// fitting counts how many nodes of an expansion (the seed, then order)
+// fit in budget bytes of content.
+func (c *Client) fitting(seed *Entity, order []uuid.UUID, byID map[uuid.UUID]*Entity, budget int64) int {
+	size, n := int64(len(seed.Content)), 1
+	if size > budget {
+		return 0
+	}
+	for _, x := range order {
+		e := byID[x]
+		if e == nil {
+			continue
+		}
+		if size += int64(len(e.Content)); size > budget {
+			break
+		}
+		n++
+	}
+	return n
+}
+
 // Expand walks the graph breadth-first from id, up to opts.Depth hops in
 // either direction, and returns the entities reached (the seed first, then
 // by depth) with every edge among them. Entities and edges the caller may
-// not see are neither returned nor followed.
+// not see are neither returned nor followed. A result whose contents exceed
+// Config.MaxResultBytes is refused with a validation error on max_nodes.
 func (c *Client) Expand(ctx context.Context, id uuid.UUID, opts ExpandOptions) (*Graph, error) {
 	if err := c.principal.need(ScopeRead, "expand"); err != nil {
 		return nil, err
@@ -440,14 +464,23 @@ func (c *Client) Expand(ctx context.Context, id uuid.UUID, opts ExpandOptions) (
 		frontier = next
 	}
 	if len(order) > 1 {
-		ents, err := c.store.GetEntities(ctx, c.ws, order[1:])
-		if err != nil {
-			return nil, fmt.Errorf("expand: %w", err)
-		}
-		byID := make(map[uuid.UUID]*Entity, len(ents))
-		for _, e := range ents {
-			if c.principal.canSee(e) {
-				byID[e.ID] = e
+		// Loaded in batches so that a result over the byte budget is
+		// refused before it is all in memory.
+		byID := make(map[uuid.UUID]*Entity, len(order)-1)
+		size := int64(len(seed.Content))
+		for start := 1; start < len(order); start += expandLoadBatch {
+			ents, err := c.store.GetEntities(ctx, c.ws, order[start:min(start+expandLoadBatch, len(order))])
+			if err != nil {
+				return nil, fmt.Errorf("expand: %w", err)
+			}
+			for _, e := range ents {
+				if c.principal.canSee(e) {
+					byID[e.ID] = e
+					size += int64(len(e.Content))
+				}
+			}
+			if b := c.resultBudget(); b > 0 && size > b {
+				return nil, c.tooLarge("max_nodes", c.fitting(seed, order[1:], byID, b))
 			}
 		}
 		for _, x := range order[1:] {
@@ -812,7 +845,7 @@ func (c *core) embeddedEntities(ctx context.Context, types []EntityType) ([]uuid
 	var rows []row
 	f := EntityFilter{Types: types}
 	for offset := 0; ; offset += MaxListLimit {
-		page, _, err := c.store.ListEntities(ctx, c.ws, f, MaxListLimit, offset)
+		page, _, err := c.store.ListEntities(ctx, c.ws, f, MaxListLimit, offset, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -34,6 +34,14 @@ type APIKey struct {
 	CreatedAt           time.Time    `json:"created_at"`
 	RevokedAt           *time.Time   `json:"revoked_at,omitempty"`
 	LastUsedAt          *time.Time   `json:"last_used_at,omitempty"`
+	// ExpiresAt, when set, is the moment the key stops working (a
+	// rotated key's end of overlap, or the expiry given at creation).
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// expired reports whether k has expired at now.
+func (k *APIKey) expired(now time.Time) bool {
+	return k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)
 }
 
 // Principal returns the principal a key authenticates as.
@@ -51,6 +59,9 @@ type KeySpec struct {
 	AllowedVisibilities []Visibility `json:"allowed_visibilities,omitempty"`
 	// ClientID scopes session context; default: the key's name.
 	ClientID string `json:"client_id,omitempty"`
+	// ExpiresAt, when non-zero, is when the key stops working; it must
+	// lie in the future. Zero: the key never expires.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 // keyHash digests a key with the pepper (HMAC-SHA256), or plain SHA-256
@@ -72,46 +83,72 @@ func (c *Client) CreateKey(ctx context.Context, spec KeySpec) (string, *APIKey, 
 	if c.principal != nil {
 		return "", nil, fmt.Errorf("creating keys is an admin operation: %w", ErrForbidden)
 	}
+	k, err := c.newKey(spec)
+	if err != nil {
+		return "", nil, err
+	}
+	token, hash, err := c.newSecret(k)
+	if err != nil {
+		return "", nil, fmt.Errorf("create key: %w", err)
+	}
+	audit := c.auditEntry("key.create", "", keyDetails(k))
+	if err := c.store.CreateKey(ctx, c.ws, k, hash, audit); err != nil {
+		return "", nil, fmt.Errorf("create key: %w", err)
+	}
+	return token, k, nil
+}
+
+// maxKeyLifetime bounds a key's expiry and a rotation's overlap.
+const maxKeyLifetime = 10 * 365 * 24 * time.Hour
+
+// newKey validates spec and builds the key it describes (without secret).
+func (c *Client) newKey(spec KeySpec) (*APIKey, error) {
 	spec.Name = strings.TrimSpace(spec.Name)
 	if spec.Name == "" {
-		return "", nil, invalid("name", "must not be empty")
+		return nil, invalid("name", "must not be empty")
 	}
 	if err := validateShort("name", spec.Name, 100); err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	if len(spec.Scopes) == 0 {
 		spec.Scopes = []Scope{ScopeRead}
 	}
 	for i, s := range spec.Scopes {
 		if !s.Valid() {
-			return "", nil, invalid(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, delete, sync", truncate(string(s), 40))
+			return nil, invalid(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, delete, sync", truncate(string(s), 40))
 		}
 	}
 	for i, t := range spec.AllowedTypes {
 		if err := validateType(fmt.Sprintf("allowed_types[%d]", i), t); err != nil {
-			return "", nil, err
+			return nil, err
 		}
 	}
 	for i, v := range spec.AllowedVisibilities {
 		if err := validateVisibility(fmt.Sprintf("allowed_visibilities[%d]", i), v); err != nil {
-			return "", nil, err
+			return nil, err
 		}
 	}
 	if spec.ClientID == "" {
 		spec.ClientID = spec.Name
 	}
 	if err := validateShort("client_id", spec.ClientID, 100); err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	var secret [keySecretBytes]byte
-	if _, err := rand.Read(secret[:]); err != nil {
-		return "", nil, fmt.Errorf("create key: %w", err)
-	}
-	token := KeyPrefix + base64.RawURLEncoding.EncodeToString(secret[:])
+	now := c.now()
 	k := &APIKey{
-		ID: newID(), Name: spec.Name, Prefix: token[:len(KeyPrefix)+6],
+		ID: newID(), Name: spec.Name,
 		Scopes: slices.Compact(slices.Sorted(slices.Values(spec.Scopes))), AllowedTypes: spec.AllowedTypes,
-		AllowedVisibilities: spec.AllowedVisibilities, ClientID: spec.ClientID, CreatedAt: c.now(),
+		AllowedVisibilities: spec.AllowedVisibilities, ClientID: spec.ClientID, CreatedAt: now,
+	}
+	if !spec.ExpiresAt.IsZero() {
+		exp := spec.ExpiresAt.UTC().Truncate(time.Microsecond)
+		if !exp.After(now) {
+			return nil, invalid("expires_at", "%s is not in the future", exp.Format(time.RFC3339))
+		}
+		if exp.Sub(now) > maxKeyLifetime {
+			return nil, invalid("expires_at", "must be at most 10 years from now")
+		}
+		k.ExpiresAt = &exp
 	}
 	if k.AllowedTypes == nil {
 		k.AllowedTypes = []EntityType{}
@@ -119,11 +156,121 @@ func (c *Client) CreateKey(ctx context.Context, spec KeySpec) (string, *APIKey, 
 	if k.AllowedVisibilities == nil {
 		k.AllowedVisibilities = []Visibility{}
 	}
-	audit := c.auditEntry("key.create", "", map[string]any{"key_id": k.ID.String(), "name": k.Name, "scopes": k.Scopes})
-	if err := c.store.CreateKey(ctx, c.ws, k, c.keyHash(token), audit); err != nil {
-		return "", nil, fmt.Errorf("create key: %w", err)
+	return k, nil
+}
+
+// newSecret draws a key's secret, sets k.Prefix and returns the token and
+// its digest.
+func (c *Client) newSecret(k *APIKey) (token string, hash []byte, err error) {
+	var secret [keySecretBytes]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return "", nil, err
 	}
-	return token, k, nil
+	token = KeyPrefix + base64.RawURLEncoding.EncodeToString(secret[:])
+	k.Prefix = token[:len(KeyPrefix)+6]
+	return token, c.keyHash(token), nil
+}
+
+// keyDetails is what the audit log records about a key: its rights and
+// expiry, never its secret.
+func keyDetails(k *APIKey) map[string]any {
+	d := map[string]any{
+		"key_id": k.ID.String(), "name": k.Name, "prefix": k.Prefix, "scopes": k.Scopes,
+		"allowed_types": k.AllowedTypes, "allowed_visibilities": k.AllowedVisibilities, "client_id": k.ClientID,
+		"expires_at": nil,
+	}
+	if k.ExpiresAt != nil {
+		d["expires_at"] = k.ExpiresAt.Format(time.RFC3339Nano)
+	}
+	return d
+}
+
+// RotateOptions configures RotateKey.
+type RotateOptions struct {
+	// Overlap is how long the old key keeps working beside its successor,
+	// so that clients can switch without an outage. Zero ends the old key
+	// at once; at most 10 years. (pgm-admin key rotate defaults to 24h.)
+	// An old key that already expires sooner keeps its earlier expiry.
+	Overlap time.Duration
+	// ExpiresAt is the successor's expiry. Zero gives it the old key's
+	// lifetime (its expires_at minus its created_at) counted from now when
+	// the old key had an expiry, and no expiry otherwise.
+	ExpiresAt time.Time
+}
+
+// RotatedKey is the result of RotateKey.
+type RotatedKey struct {
+	// Token is the successor's secret, shown once and never stored.
+	Token string `json:"key"`
+	// Key is the successor: the old key's name, scopes, allowed types and
+	// visibilities and client id, with a new id and secret.
+	Key *APIKey `json:"api_key"`
+	// Previous is the old key with its new expiry (the end of the overlap).
+	Previous *APIKey `json:"previous"`
+}
+
+// RotateKey issues a successor of key id with the same rights and makes
+// the old key expire at the end of the overlap window, in one transaction
+// (audited as key.rotate). A revoked key cannot be rotated (ErrConflict);
+// an unknown one is ErrNotFound. Admin only.
+func (c *Client) RotateKey(ctx context.Context, id uuid.UUID, opts RotateOptions) (*RotatedKey, error) {
+	if c.principal != nil {
+		return nil, fmt.Errorf("rotating keys is an admin operation: %w", ErrForbidden)
+	}
+	if opts.Overlap < 0 || opts.Overlap > maxKeyLifetime {
+		return nil, invalid("overlap", "must be between 0 and 10 years")
+	}
+	old, err := c.key(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if old.RevokedAt != nil {
+		return nil, fmt.Errorf("api key %s was revoked at %s and cannot be rotated: %w", id, old.RevokedAt.Format(time.RFC3339), ErrConflict)
+	}
+	now := c.now()
+	spec := KeySpec{Name: old.Name, Scopes: old.Scopes, AllowedTypes: old.AllowedTypes,
+		AllowedVisibilities: old.AllowedVisibilities, ClientID: old.ClientID, ExpiresAt: opts.ExpiresAt}
+	if spec.ExpiresAt.IsZero() && old.ExpiresAt != nil {
+		spec.ExpiresAt = now.Add(old.ExpiresAt.Sub(old.CreatedAt))
+	}
+	k, err := c.newKey(spec)
+	if err != nil {
+		return nil, err
+	}
+	token, hash, err := c.newSecret(k)
+	if err != nil {
+		return nil, fmt.Errorf("rotate key: %w", err)
+	}
+	end := now.Add(opts.Overlap)
+	if old.ExpiresAt != nil && old.ExpiresAt.Before(end) {
+		end = *old.ExpiresAt
+	}
+	details := keyDetails(k)
+	details["previous_key_id"] = id.String()
+	details["previous_expires_at"] = end.Format(time.RFC3339Nano)
+	details["overlap_seconds"] = int64(opts.Overlap / time.Second)
+	audit := c.auditEntry("key.rotate", "", details)
+	if err := c.store.RotateKey(ctx, c.ws, id, end, k, hash, audit); err != nil {
+		return nil, fmt.Errorf("rotate key: %w", err)
+	}
+	c.keys.forget(id)
+	prev := *old
+	prev.ExpiresAt = &end
+	return &RotatedKey{Token: token, Key: k, Previous: &prev}, nil
+}
+
+// key returns one key of the workspace by id.
+func (c *Client) key(ctx context.Context, id uuid.UUID) (*APIKey, error) {
+	keys, err := c.store.ListKeys(ctx, c.ws)
+	if err != nil {
+		return nil, fmt.Errorf("look up key: %w", err)
+	}
+	for i := range keys {
+		if keys[i].ID == id {
+			return &keys[i], nil
+		}
+	}
+	return nil, fmt.Errorf("api key %s: %w", id, ErrNotFound)
 }
 
 // ListKeys lists the workspace's keys (without secrets).
@@ -149,11 +296,13 @@ func (c *Client) RevokeKey(ctx context.Context, id uuid.UUID) error {
 }
 
 // Authenticate verifies an API key and returns a view of c acting for its
-// principal. Unknown, malformed and revoked keys return ErrUnauthorized.
-// Verified keys are cached in memory while the store's change feed is
-// connected (so a revocation anywhere evicts them at once), or, with a
-// KeyVersioner store, while its keys version stays the same (checked on
-// every call); otherwise every call asks the store.
+// principal. Unknown, malformed, revoked and expired keys return
+// ErrUnauthorized (an expired key's message says it expired). Verified
+// keys are cached in memory for at most Config.KeyCacheTTL while the
+// store's change feed is connected (so a change to a key anywhere, by the
+// library or by SQL, evicts them at once), or, with a KeyVersioner store,
+// while its keys version stays the same (checked on every call);
+// otherwise every call asks the store.
 func (c *Client) Authenticate(ctx context.Context, token string) (*Client, error) {
 	if !strings.HasPrefix(token, KeyPrefix) || len(token) < len(KeyPrefix)+40 || len(token) > 200 {
 		return nil, fmt.Errorf("malformed API key: %w", ErrUnauthorized)
@@ -166,9 +315,13 @@ func (c *Client) Authenticate(ctx context.Context, token string) (*Client, error
 		}
 		c.keys.at(v)
 	}
-	if p, ok := c.keys.get(h); ok {
-		c.keys.touch(p.KeyID, c.now())
-		return c.As(p), nil
+	now := c.now()
+	if ck, ok := c.keys.get(h, now, c.cfg.KeyCacheTTL); ok {
+		if ck.expires != nil && !now.Before(*ck.expires) {
+			return nil, expiredErr(ck.prefix, *ck.expires)
+		}
+		c.keys.touch(ck.p.KeyID, now)
+		return c.As(ck.p), nil
 	}
 	gen := c.keys.generation()
 	k, stored, err := c.store.KeyByHash(ctx, c.ws, h)
@@ -184,16 +337,25 @@ func (c *Client) Authenticate(ctx context.Context, token string) (*Client, error
 	if k.RevokedAt != nil {
 		return nil, fmt.Errorf("API key %s was revoked: %w", k.Prefix, ErrUnauthorized)
 	}
+	if k.expired(now) {
+		return nil, expiredErr(k.Prefix, *k.ExpiresAt)
+	}
 	p := k.Principal()
-	c.keys.put(h, p, gen)
-	c.keys.touch(p.KeyID, c.now())
+	c.keys.put(h, cachedKey{p: p, prefix: k.Prefix, expires: k.ExpiresAt, at: now}, gen)
+	c.keys.touch(p.KeyID, now)
 	return c.As(p), nil
 }
 
+func expiredErr(prefix string, at time.Time) error {
+	return fmt.Errorf("API key %s expired at %s; ask an administrator for a new key (pgm-admin key rotate): %w",
+		prefix, at.UTC().Format(time.RFC3339), ErrUnauthorized)
+}
+
 // keyCache holds verified keys. It is only used while the store's change
-// feed is connected, or with a KeyVersioner store; a revocation (from any
-// process), a disconnect or a new keys version clears it. The generation
-// guards against caching a key read before a concurrent invalidation.
+// feed is connected, or with a KeyVersioner store; a change to a key (from
+// any process), a disconnect or a new keys version clears it, and an entry
+// older than the TTL is verified again. The generation guards against
+// caching a key read before a concurrent invalidation.
 type keyCache struct {
 	mu      sync.Mutex
 	enabled bool
@@ -202,22 +364,37 @@ type keyCache struct {
 	// at (versioned: at has been called).
 	version   uint64
 	versioned bool
-	byHash    map[string]Principal
+	byHash    map[string]cachedKey
 	used      map[string]time.Time // key id -> last use, flushed periodically
 }
 
-func newKeyCache() *keyCache {
-	return &keyCache{byHash: map[string]Principal{}, used: map[string]time.Time{}}
+// cachedKey is a verified key: its principal, prefix (for messages),
+// expiry and when it was read from the store.
+type cachedKey struct {
+	p       Principal
+	prefix  string
+	expires *time.Time
+	at      time.Time
 }
 
-func (k *keyCache) get(h []byte) (Principal, bool) {
+func newKeyCache() *keyCache {
+	return &keyCache{byHash: map[string]cachedKey{}, used: map[string]time.Time{}}
+}
+
+// get returns the cached key with digest h unless it was read more than
+// ttl before now.
+func (k *keyCache) get(h []byte, now time.Time, ttl time.Duration) (cachedKey, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.enabled {
-		return Principal{}, false
+		return cachedKey{}, false
 	}
-	p, ok := k.byHash[string(h)]
-	return p, ok
+	ck, ok := k.byHash[string(h)]
+	if ok && now.Sub(ck.at) >= ttl {
+		delete(k.byHash, string(h))
+		return cachedKey{}, false
+	}
+	return ck, ok
 }
 
 func (k *keyCache) generation() uint64 {
@@ -226,11 +403,11 @@ func (k *keyCache) generation() uint64 {
 	return k.gen
 }
 
-func (k *keyCache) put(h []byte, p Principal, gen uint64) {
+func (k *keyCache) put(h []byte, ck cachedKey, gen uint64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.enabled && gen == k.gen {
-		k.byHash[string(h)] = p
+		k.byHash[string(h)] = ck
 	}
 }
 
@@ -261,8 +438,8 @@ func (k *keyCache) forget(id uuid.UUID) {
 	defer k.mu.Unlock()
 	k.gen++
 	s := id.String()
-	for h, p := range k.byHash {
-		if p.KeyID == s {
+	for h, ck := range k.byHash {
+		if ck.p.KeyID == s {
 			delete(k.byHash, h)
 		}
 	}

@@ -59,6 +59,18 @@ type Config struct {
 	// (API_KEY_PEPPER). Keep it outside the database; changing it
 	// invalidates every key.
 	KeyPepper []byte
+	// KeyCacheTTL bounds how long a verified API key is trusted from the
+	// in-process cache before the store is asked again. The cache is also
+	// cleared at once when the store reports a key change (PostgreSQL's
+	// change feed, SQLite's change log), so the TTL is the backstop for a
+	// missed notification. Default 10 seconds; negative disables caching.
+	KeyCacheTTL time.Duration
+	// MaxResultBytes bounds the entity content one call loads and returns
+	// (a List page, a task list, a graph expansion): a larger result is
+	// refused with a validation error naming limit (or max_nodes) that says
+	// how many items fit, so the caller pages instead of the server holding
+	// hundreds of megabytes per request. Default 16 MiB; negative: no bound.
+	MaxResultBytes int64
 	// Now returns the current time. Default time.Now (tests override it).
 	Now func() time.Time
 }
@@ -147,6 +159,12 @@ func (c *Config) defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.KeyCacheTTL == 0 {
+		c.KeyCacheTTL = 10 * time.Second
+	}
+	if c.MaxResultBytes == 0 {
+		c.MaxResultBytes = 16 << 20
 	}
 	if c.Chunking.Size == 0 {
 		c.Chunking.Size = 1000
@@ -353,6 +371,20 @@ func (c *core) wakeExtraction() {
 
 func (c *core) now() time.Time { return c.cfg.Now().UTC().Truncate(time.Microsecond) }
 
+// resultBudget is the byte budget of one call's entities (0: none).
+func (c *core) resultBudget() int64 { return max(0, c.cfg.MaxResultBytes) }
+
+// tooLarge is the validation error for a result over the budget: field is
+// the parameter that pages it (limit, max_nodes), fit how many items fit.
+func (c *core) tooLarge(field string, fit int) error {
+	mib := float64(c.resultBudget()) / (1 << 20)
+	if fit == 0 {
+		return invalid(field, "the first item alone holds more than %.4g MiB of content, the most one response may carry; fetch it by id", mib)
+	}
+	return invalid(field, "the result would hold more than %.4g MiB of content, the most one response may carry: only the first %d items fit; "+
+		"request %s=%d or less and page with offset", mib, fit, field, fit)
+}
+
 // noteEmbed records the embedding provider's latest outcome for health.
 func (c *core) noteEmbed(err error) {
 	h := &embedHealth{ok: err == nil, at: c.now()}
@@ -372,7 +404,9 @@ type Health struct {
 // ComponentHealth is one dependency's state.
 type ComponentHealth struct {
 	Name  string `json:"name"`
-	State string `json:"state"` // "ok" or "unavailable"
+	State string `json:"state"` // "ok", "read_only" or "unavailable"
+	// Error explains a state other than ok, for operators: it may carry a
+	// backend's or provider's own text, so open endpoints must not show it.
 	Error string `json:"error,omitempty"`
 }
 
@@ -386,8 +420,10 @@ type EmbeddingHealth struct {
 
 // Health reports the store's reachability and the embedding provider's
 // last known state. A failing provider makes the status "degraded" (writes
-// and keyword search still work); an unreachable store returns an error
-// wrapping ErrUnavailable too.
+// and keyword search still work), and so does a store whose writes fail
+// for lack of space or because it is read-only (store state "read_only",
+// see WriteStater: reads and searches still work); an unreachable store
+// returns an error wrapping ErrUnavailable too.
 func (c *Client) Health(ctx context.Context) (Health, error) {
 	h := Health{Status: "ok", Store: ComponentHealth{Name: c.store.Name(), State: "ok"}}
 	if c.embedder == nil {
@@ -412,6 +448,20 @@ func (c *Client) Health(ctx context.Context) (Health, error) {
 		h.Store.Error = err.Error()
 		h.Status = "unavailable"
 		return h, fmt.Errorf("store: %w", errors.Join(ErrUnavailable, err))
+	}
+	if ws, ok := c.store.(WriteStater); ok {
+		ro, why, err := ws.ReadOnly(ctx)
+		if err != nil {
+			h.Store.State = "unavailable"
+			h.Store.Error = err.Error()
+			h.Status = "unavailable"
+			return h, fmt.Errorf("store: %w", errors.Join(ErrUnavailable, err))
+		}
+		if ro {
+			h.Store.State = "read_only"
+			h.Store.Error = why
+			h.Status = "degraded"
+		}
 	}
 	return h, nil
 }

@@ -2,6 +2,7 @@ package postgram
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,8 +48,11 @@ type Storage interface {
 	// audit, when non-nil, is appended in the same transaction.
 	UpdateEntity(ctx context.Context, ws string, e *Entity, expectedVersion int64, chunks []ChunkInput, audit *AuditEntry) error
 	// ListEntities returns one page of entities matching f, newest first,
-	// and the total number matching.
-	ListEntities(ctx context.Context, ws string, f EntityFilter, limit, offset int) ([]*Entity, int, error)
+	// and the total number matching. When maxBytes > 0 and the page's
+	// contents add up to more than maxBytes, it stops reading and returns a
+	// *PageTooLargeError saying how many entities fit (so memory stays
+	// bounded by the budget, not by the page).
+	ListEntities(ctx context.Context, ws string, f EntityFilter, limit, offset int, maxBytes int64) ([]*Entity, int, error)
 
 	// VectorSearch returns up to q.Limit chunks nearest to q.Vector among
 	// the entities f admits, nearest first.
@@ -97,6 +101,11 @@ type Storage interface {
 	ListKeys(ctx context.Context, ws string) ([]APIKey, error)
 	// RevokeKey marks a key revoked and tells every listener (EventKeyRevoked).
 	RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *AuditEntry) error
+	// RotateKey, in one transaction, sets the expiry of the unrevoked key
+	// old to the earlier of its current expiry and oldExpires, inserts its
+	// successor k (as CreateKey) and appends audit. An unknown or revoked
+	// old key returns ErrNotFound and changes nothing.
+	RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *APIKey, hash []byte, audit *AuditEntry) error
 	// TouchKeys records last use times by key id.
 	TouchKeys(ctx context.Context, ws string, used map[string]time.Time) error
 	// AppendAudit appends an audit entry.
@@ -111,6 +120,18 @@ type Storage interface {
 	ExtractionStorage // extract_storage.go: the LLM extraction queue
 	ModelStorage      // model_storage.go: embedding models and re-embedding
 	TransferStorage   // transfer_storage.go: export and import of a whole workspace
+}
+
+// PageTooLargeError is returned by ListEntities when a page's contents
+// exceed the byte budget: Fit entities (the first of the page) fit in
+// MaxBytes. The library turns it into a validation error on limit.
+type PageTooLargeError struct {
+	Fit      int
+	MaxBytes int64
+}
+
+func (e *PageTooLargeError) Error() string {
+	return fmt.Sprintf("the page's contents exceed %d bytes; the first %d entities fit", e.MaxBytes, e.Fit)
 }
 
 // StoreStats summarises a workspace for operators.
@@ -148,12 +169,23 @@ type KeyVersioner interface {
 	KeysVersion(ctx context.Context, ws string) (uint64, error)
 }
 
+// WriteStater is implemented by stores that notice when their writes fail
+// for lack of space (a full disk, SQLITE_FULL, PostgreSQL's disk_full
+// 53100) or because the database is read-only. ReadOnly reports it, with a
+// short reason for operators (never a driver's message); Health then says
+// the store is "read_only" and the status "degraded" (reads and searches
+// still work).
+type WriteStater interface {
+	ReadOnly(ctx context.Context) (readOnly bool, reason string, err error)
+}
+
 // Notifier is implemented by stores that broadcast changes between
 // processes (PostgreSQL LISTEN/NOTIFY). Listen blocks until ctx ends,
 // calling h for every event for ws: EventConnected when the feed is (re)
 // established, EventDisconnected when it is lost, EventWork when another
-// process enqueued enrichment work and EventKeyRevoked when a key was
-// revoked.
+// process enqueued enrichment work and EventKeyRevoked when an API key was
+// changed (revoked, rotated, edited or deleted, through the library or
+// directly in the database).
 type Notifier interface {
 	Listen(ctx context.Context, ws string, h func(Event)) error
 }
@@ -172,7 +204,7 @@ const (
 // Event is a store change notification.
 type Event struct {
 	Kind EventKind
-	ID   string // the key id for EventKeyRevoked
+	ID   string // the key id for EventKeyRevoked ("" when any key may have changed)
 }
 
 // ChunkInput is one chunk to store with an entity.

@@ -194,6 +194,14 @@ func (c *Client) ListTasks(ctx context.Context, opts TaskListOptions) (*ListPage
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
+	if b := c.resultBudget(); b > 0 {
+		var size int64
+		for i, e := range items {
+			if size += int64(len(e.Content)); size > b {
+				return nil, c.tooLarge("limit", i)
+			}
+		}
+	}
 	if items != nil {
 		page.Items = items
 	}

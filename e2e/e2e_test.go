@@ -16,6 +16,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/storage/postgres"
 )
 
 // api makes one REST call and decodes the JSON answer.
@@ -92,9 +93,7 @@ func TestEndToEnd(t *testing.T) {
 	dsn := freshDSN(t)
 	admin := adminClient(t, dsn)
 	srv := startServer(t, dsn)
-	if !strings.Contains(srv.stderr.String(), "pgm-") {
-		t.Fatalf("the first start should print a bootstrap admin key:\n%s", srv.stderr.String())
-	}
+	bootstrapToken(t, srv) // the first start hands over an admin key, outside the log
 	rw, _ := newKey(t, admin, postgram.KeySpec{Name: "writer", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite, postgram.ScopeDelete}})
 
 	// Health is open.
@@ -323,4 +322,35 @@ func TestTwoReplicas(t *testing.T) {
 	}
 	waitUnauthorized(t, a.URL, key)
 	waitUnauthorized(t, b.URL, key)
+
+	// A key narrowed, then deleted, by plain SQL (not through the library)
+	// is seen by both replicas at once: the api_keys trigger notifies them.
+	key2, k2 := newKey(t, admin, postgram.KeySpec{Name: "by-sql", Scopes: postgram.AllScopes})
+	for _, s := range []*server{a, b} {
+		if code, _ := api(t, "POST", s.URL+"/api/entities", key2, map[string]any{"type": "memory", "content": "before"}); code != 201 {
+			t.Fatalf("write before the SQL change: %d", code)
+		}
+	}
+	pool := admin.Storage().(*postgres.Store).Pool()
+	if _, err := pool.Exec(context.Background(), `UPDATE api_keys SET scopes = '{read}' WHERE id = $1`, k2.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*server{a, b} {
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			code, body := api(t, "POST", s.URL+"/api/entities", key2, map[string]any{"type": "memory", "content": "after"})
+			if code == 403 && errCode(body) == "FORBIDDEN" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a key narrowed by SQL still writes after 2s: %d", code)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if _, err := pool.Exec(context.Background(), `DELETE FROM api_keys WHERE id = $1`, k2.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitUnauthorized(t, a.URL, key2)
+	waitUnauthorized(t, b.URL, key2)
 }

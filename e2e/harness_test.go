@@ -49,11 +49,14 @@ const embedDims = 64
 
 // server is a running postgram-server process.
 type server struct {
-	URL    string
-	DSN    string
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
-	done   chan error
+	URL string
+	DSN string
+	// KeyFile is where the server writes the bootstrap admin key (its
+	// stderr is not a terminal).
+	KeyFile string
+	cmd     *exec.Cmd
+	stderr  *lockedBuffer
+	done    chan error
 }
 
 type lockedBuffer struct {
@@ -79,6 +82,16 @@ func startServer(t *testing.T, dsn string, extraEnv ...string) *server {
 	cmd := exec.Command(filepath.Join(binDir, "postgram-server"))
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "PORT=0", "EMBEDDING_PROVIDER=deterministic",
 		fmt.Sprintf("EMBEDDING_DIMENSIONS=%d", embedDims), "LOG_LEVEL=info")
+	keyFile := ""
+	for _, kv := range extraEnv {
+		if dir, ok := strings.CutPrefix(kv, "POSTGRAM_DATA_DIR="); ok {
+			keyFile = filepath.Join(dir, "bootstrap-admin.key") // the default place
+		}
+	}
+	if keyFile == "" {
+		keyFile = filepath.Join(t.TempDir(), "bootstrap-admin.key")
+		cmd.Env = append(cmd.Env, "BOOTSTRAP_KEY_FILE="+keyFile)
+	}
 	cmd.Env = append(cmd.Env, extraEnv...)
 	pr, pw := io.Pipe()
 	buf := &lockedBuffer{}
@@ -86,7 +99,7 @@ func startServer(t *testing.T, dsn string, extraEnv ...string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{DSN: dsn, cmd: cmd, stderr: buf, done: make(chan error, 1)}
+	s := &server{DSN: dsn, KeyFile: keyFile, cmd: cmd, stderr: buf, done: make(chan error, 1)}
 	go func() { s.done <- cmd.Wait(); pw.Close() }()
 	addr := make(chan string, 1)
 	go func() {

@@ -3,28 +3,36 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// bootstrapToken returns the admin key postgram-server prints once on the
-// first start of an empty store.
-func bootstrapToken(t *testing.T, log string) string {
+// bootstrapToken returns the admin key postgram-server created on the
+// first start of an empty store. Its stderr is not a terminal, so the key
+// is in a 0600 file and never in the log stream.
+func bootstrapToken(t *testing.T, s *server) string {
 	t.Helper()
-	_, after, ok := strings.Cut(log, "It is shown only this once:")
-	if ok {
-		for _, l := range strings.Split(after, "\n") {
-			if l = strings.TrimSpace(l); l != "" {
-				if strings.HasPrefix(l, "pgm-") {
-					return l
-				}
-				break
-			}
-		}
+	fi, err := os.Stat(s.KeyFile)
+	if err != nil {
+		t.Fatalf("no bootstrap key file: %v\n%s", err, s.stderr.String())
 	}
-	t.Fatalf("no bootstrap key in the server's log:\n%s", log)
-	return ""
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("bootstrap key file mode %v, want 0600", fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(s.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimSpace(string(b))
+	if !strings.HasPrefix(key, "pgm-") {
+		t.Fatalf("bootstrap key file holds %q", key)
+	}
+	if log := s.stderr.String(); strings.Contains(log, key) || !strings.Contains(log, s.KeyFile) {
+		t.Fatalf("the log must name the key file and never show the key:\n%s", log)
+	}
+	return key
 }
 
 // storeOpenedLine returns the fields of the server's "store opened" log line.
@@ -53,7 +61,7 @@ func TestSQLiteDefault(t *testing.T) {
 	if got := storeOpenedLine(t, log); got["backend"] != "sqlite" || got["path"] != filepath.Join(dir, "postgram.db") || got["sync"] != "full" {
 		t.Fatalf("store opened: %v", got)
 	}
-	key := bootstrapToken(t, log)
+	key := bootstrapToken(t, srv)
 
 	// No embedder: health says the vector branch is off, the store is fine.
 	code, health := api(t, "GET", srv.URL+"/health", "", nil)
@@ -97,8 +105,8 @@ func TestSQLiteDefault(t *testing.T) {
 	// Restart on the same directory: same key, same entity, no new key.
 	srv.stop(t)
 	srv2 := startServer(t, "", env...)
-	if strings.Contains(srv2.stderr.String(), "It is shown only this once") {
-		t.Fatalf("the second start printed another bootstrap key:\n%s", srv2.stderr.String())
+	if strings.Contains(srv2.stderr.String(), "bootstrap admin key") {
+		t.Fatalf("the second start created another bootstrap key:\n%s", srv2.stderr.String())
 	}
 	code, body = api(t, "GET", srv2.URL+"/api/entities/"+id, key, nil)
 	if code != 200 {

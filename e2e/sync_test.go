@@ -170,7 +170,7 @@ func TestSyncFolder(t *testing.T) {
 // contents after every run, and checks that no-change runs write nothing.
 func testSyncFolder(t *testing.T, start func(t *testing.T) *server) {
 	srv := start(t)
-	key := bootstrapToken(t, srv.stderr.String())
+	key := bootstrapToken(t, srv)
 	const n = 2000
 	root := e2eTree(t, n)
 
@@ -299,7 +299,7 @@ func TestSyncInterrupted(t *testing.T) {
 // command finishes the sync with no duplicate and no loss.
 func testSyncInterrupted(t *testing.T, start func(t *testing.T) *server) {
 	srv := start(t)
-	key := bootstrapToken(t, srv.stderr.String())
+	key := bootstrapToken(t, srv)
 	const n = 3000
 	root := e2eTree(t, n)
 

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,9 +14,9 @@ import (
 )
 
 func (a *app) keyCmd() *cobra.Command {
-	key := &cobra.Command{Use: "key", Short: "Create, list and revoke API keys"}
+	key := &cobra.Command{Use: "key", Short: "Create, list, rotate and revoke API keys"}
 	var spec postgram.KeySpec
-	var scopes, types, vis string
+	var scopes, types, vis, expiresIn string
 	create := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create an API key (the key is printed once and never stored)",
@@ -32,6 +33,13 @@ func (a *app) keyCmd() *cobra.Command {
 			for _, v := range splitList(vis) {
 				spec.AllowedVisibilities = append(spec.AllowedVisibilities, postgram.Visibility(v))
 			}
+			if expiresIn != "" {
+				d, err := parseLifetime("--expires-in", expiresIn)
+				if err != nil {
+					return err
+				}
+				spec.ExpiresAt = time.Now().Add(d)
+			}
 			token, k, err := a.client.CreateKey(cmd.Context(), spec)
 			if err != nil {
 				return err
@@ -40,8 +48,8 @@ func (a *app) keyCmd() *cobra.Command {
 				return json.NewEncoder(a.stdout).Encode(map[string]any{"key": token, "api_key": k})
 			}
 			fmt.Fprintf(a.stdout, "%s\n", token)
-			fmt.Fprintf(a.stderr, "Created key %s (%s) for client %q with scopes %s.\nStore it now: it is shown once and cannot be recovered.\n",
-				k.ID, k.Name, k.ClientID, joinScopes(k.Scopes))
+			fmt.Fprintf(a.stderr, "Created key %s (%s) for client %q with scopes %s, %s.\nStore it now: it is shown once and cannot be recovered.\n",
+				k.ID, k.Name, k.ClientID, joinScopes(k.Scopes), expiryPhrase(k.ExpiresAt))
 			return nil
 		},
 	}
@@ -49,6 +57,7 @@ func (a *app) keyCmd() *cobra.Command {
 	create.Flags().StringVar(&types, "types", "", "comma-separated entity types the key may use (default all)")
 	create.Flags().StringVar(&vis, "visibilities", "", "comma-separated visibilities the key may use (default all)")
 	create.Flags().StringVar(&spec.ClientID, "client-id", "", "client id for session-context scoping (default: the key's name)")
+	create.Flags().StringVar(&expiresIn, "expires-in", "", "the key stops working after this long: 90d, 12h, 2w, 1h30m (default: never)")
 
 	list := &cobra.Command{
 		Use:   "list",
@@ -66,10 +75,10 @@ func (a *app) keyCmd() *cobra.Command {
 				return json.NewEncoder(a.stdout).Encode(map[string]any{"keys": keys})
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tSCOPES\tCLIENT\tCREATED\tLAST USED\tREVOKED")
+			fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tSCOPES\tCLIENT\tCREATED\tLAST USED\tEXPIRES\tREVOKED")
 			for _, k := range keys {
-				fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, joinScopes(k.Scopes), k.ClientID,
-					k.CreatedAt.Format(time.RFC3339), fmtTime(k.LastUsedAt), fmtTime(k.RevokedAt))
+				fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, joinScopes(k.Scopes), k.ClientID,
+					k.CreatedAt.Format(time.RFC3339), fmtTime(k.LastUsedAt), fmtTime(k.ExpiresAt), fmtTime(k.RevokedAt))
 			}
 			return tw.Flush()
 		},
@@ -107,8 +116,115 @@ func (a *app) keyCmd() *cobra.Command {
 	}
 	revoke.Flags().BoolVar(&yes, "yes", false, "really revoke")
 	revoke.Flags().BoolVar(&dry, "dry-run", false, "show what would be revoked")
-	key.AddCommand(create, list, revoke)
+	key.AddCommand(create, list, revoke, a.keyRotateCmd())
 	return key
+}
+
+// keyRotateCmd is "key rotate ID [--overlap 24h] [--expires-in D]".
+func (a *app) keyRotateCmd() *cobra.Command {
+	var overlap, expiresIn string
+	var yes, dry bool
+	rotate := &cobra.Command{
+		Use:   "rotate ID",
+		Short: "Issue a successor of a key with the same rights; the old key expires at the end of the overlap",
+		Long: `rotate issues a new key with the old key's name, scopes, allowed types and
+visibilities and client id, prints it once, and makes the old key expire at
+the end of the overlap window (default 24h), so that clients can switch
+without an outage. Every server sees the old key's new expiry at once.
+
+The successor keeps the old key's lifetime (from now) when the old key had
+an expiry, or takes --expires-in. --overlap 0 ends the old key at once and
+then needs --yes.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := postgram.ParseID("id", args[0])
+			if err != nil {
+				return err
+			}
+			var opts postgram.RotateOptions
+			if opts.Overlap, err = parseLifetime("--overlap", overlap); err != nil {
+				return err
+			}
+			if expiresIn != "" {
+				d, err := parseLifetime("--expires-in", expiresIn)
+				if err != nil {
+					return err
+				}
+				opts.ExpiresAt = time.Now().Add(d)
+			}
+			if err := a.openStore(cmd.Context()); err != nil {
+				return err
+			}
+			if dry || (opts.Overlap == 0 && !yes) {
+				fmt.Fprintf(a.stdout, "would issue a successor of key %s and end the old key %s\n", id, overlapPhrase(opts.Overlap))
+				if !dry {
+					return usageError{"rotate with --overlap 0 ends the old key at once: pass --yes"}
+				}
+				return nil
+			}
+			rot, err := a.client.RotateKey(cmd.Context(), id, opts)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return json.NewEncoder(a.stdout).Encode(rot)
+			}
+			fmt.Fprintf(a.stdout, "%s\n", rot.Token)
+			fmt.Fprintf(a.stderr, "Created key %s (%s), the successor of %s, for client %q with scopes %s, %s.\n"+
+				"The old key stops working at %s.\nStore the new key now: it is shown once and cannot be recovered.\n",
+				rot.Key.ID, rot.Key.Name, id, rot.Key.ClientID, joinScopes(rot.Key.Scopes), expiryPhrase(rot.Key.ExpiresAt),
+				fmtTime(rot.Previous.ExpiresAt))
+			return nil
+		},
+	}
+	rotate.Flags().StringVar(&overlap, "overlap", "24h", "how long the old key keeps working beside the new one: 24h, 7d, 0")
+	rotate.Flags().StringVar(&expiresIn, "expires-in", "", "the new key's lifetime: 90d, 12h (default: the old key's lifetime, or never)")
+	rotate.Flags().BoolVar(&yes, "yes", false, "confirm --overlap 0 (the old key stops at once)")
+	rotate.Flags().BoolVar(&dry, "dry-run", false, "show what would be done")
+	return rotate
+}
+
+// parseLifetime reads a duration such as 90d, 2w, 36h, 1h30m or 0: Go's
+// duration syntax plus whole days (d) and weeks (w).
+func parseLifetime(flag, s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	bad := usageError{fmt.Sprintf("%s: %q is not a duration such as 90d, 2w, 36h or 1h30m", flag, s)}
+	if s == "" {
+		return 0, bad
+	}
+	unit := time.Duration(0)
+	switch s[len(s)-1] {
+	case 'd':
+		unit = 24 * time.Hour
+	case 'w':
+		unit = 7 * 24 * time.Hour
+	}
+	if unit != 0 {
+		n, err := strconv.Atoi(s[:len(s)-1])
+		if err != nil || n < 0 || n > 3660 {
+			return 0, bad
+		}
+		return time.Duration(n) * unit, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
+func expiryPhrase(t *time.Time) string {
+	if t == nil {
+		return "never expiring"
+	}
+	return "expiring at " + t.UTC().Format(time.RFC3339)
+}
+
+func overlapPhrase(d time.Duration) string {
+	if d == 0 {
+		return "at once"
+	}
+	return "after " + d.String()
 }
 
 func splitList(s string) []string {

@@ -3,14 +3,24 @@
 // worker in-process. It binds to 127.0.0.1:3100 by default.
 //
 // Configuration is by environment variable (see README.md): DATABASE_URL,
-// POSTGRAM_DATA_DIR, POSTGRAM_SQLITE_SYNC, PORT, POSTGRAM_BIND, EMBEDDING_*,
-// QUERY_EMBEDDING_CACHE_*, LOG_LEVEL, API_KEY_PEPPER, MIGRATE_ON_START,
-// SHUTDOWN_TIMEOUT_MS. With no DATABASE_URL it uses the embedded SQLite
-// store, postgram.db in POSTGRAM_DATA_DIR (default
-// ~/.local/share/postgram), so it runs with nothing installed.
+// DATABASE_CONNECT_TIMEOUT, POSTGRAM_DATA_DIR, POSTGRAM_SQLITE_SYNC, PORT,
+// POSTGRAM_BIND, TLS_CERT_FILE, TLS_KEY_FILE, RATE_LIMIT_*, TRUSTED_PROXIES,
+// EMBEDDING_*, QUERY_EMBEDDING_CACHE_*, LOG_LEVEL, API_KEY_PEPPER,
+// MIGRATE_ON_START, SHUTDOWN_TIMEOUT_MS, HTTP_WRITE_TIMEOUT_MS,
+// POSTGRAM_MAX_RESPONSE_BYTES, BOOTSTRAP_KEY_FILE. With no DATABASE_URL it
+// uses the embedded SQLite store, postgram.db in POSTGRAM_DATA_DIR (default
+// ~/.local/share/postgram), so it runs with nothing installed. With
+// DATABASE_URL it waits up to DATABASE_CONNECT_TIMEOUT for PostgreSQL.
 //
-// On the first start of an empty store it creates an admin key and prints
-// it once on stderr; afterwards create keys with `pgm-admin key create`.
+// With TLS_CERT_FILE and TLS_KEY_FILE it serves HTTPS and picks up renewed
+// certificate files without a restart. Plain HTTP on an address other than
+// loopback logs a loud warning and /health reports it.
+//
+// On the first start of an empty store it creates an admin key and shows
+// it once: on the terminal when stderr is one, else in a file readable
+// only by the server's user (BOOTSTRAP_KEY_FILE, default
+// bootstrap-admin.key in the data directory), never in the log stream;
+// afterwards create keys with `pgm-admin key create`.
 package main
 
 import (
@@ -18,17 +28,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/certreload"
 	"github.com/postgram-go/postgram/internal/config"
 	"github.com/postgram-go/postgram/transport/mcp"
+	"github.com/postgram-go/postgram/transport/ratelimit"
 	"github.com/postgram-go/postgram/transport/rest"
 )
 
@@ -52,7 +68,13 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: env.LogLevel}))
-	store, err := env.OpenStore(ctx, log)
+	var certs *certreload.Reloader
+	if env.TLS() {
+		if certs, err = certreload.New(env.TLSCertFile, env.TLSKeyFile, 0, log); err != nil {
+			return err
+		}
+	}
+	store, err := env.OpenStoreWait(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -82,17 +104,37 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	if err != nil {
 		return err
 	}
-	if err := bootstrapKey(ctx, client, logOut, log); err != nil {
+	if err := bootstrapKey(ctx, client, env.BootstrapKeyFile, logOut, log); err != nil {
 		return err
 	}
 
-	restSrv := rest.New(rest.Config{Client: client, Logger: log, MaxBodyBytes: env.MaxBodyBytes, Version: version})
-	mcpSrv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log})
+	var warnings []string
+	if !env.TLS() && !env.LoopbackBind() {
+		w := fmt.Sprintf("plain HTTP on the non-loopback address %s: API keys and content cross the network unencrypted; "+
+			"set TLS_CERT_FILE and TLS_KEY_FILE, or bind 127.0.0.1 behind a TLS reverse proxy (README, Security)", env.Bind)
+		log.Error("INSECURE: " + w)
+		warnings = append(warnings, w)
+	}
+	limits := env.RateLimit(log)
+	if !limits.Enabled() && !env.LoopbackBind() {
+		w := "rate limits are off on a non-loopback address (RATE_LIMIT_PER_KEY, RATE_LIMIT_PER_IP and RATE_LIMIT_AUTH_FAILURES are 0)"
+		log.Warn(w)
+		warnings = append(warnings, w)
+	}
+	restSrv := rest.New(rest.Config{Client: client, Logger: log, MaxBodyBytes: env.MaxBodyBytes, Version: version,
+		Warnings: warnings, MaxResponseBytes: env.MaxResponseBytes})
+	mcpSrv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log, MaxResultBytes: env.MaxResponseBytes})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, client, log))
 	mux.Handle("/mcp/", mcp.HTTPHandler(mcpSrv, client, log))
 	mux.Handle("/", restSrv)
-	handler := rest.RequestID(rest.AccessLog(log)(rest.Recover(log)(mux)))
+	var inner http.Handler = mux
+	if limits.Enabled() {
+		inner = ratelimit.New(limits).Middleware(mux)
+		log.Info("rate limits", "per_key_per_min", limits.PerKey, "per_ip_per_min", limits.PerIP,
+			"auth_failures_per_ip_per_min", limits.AuthFailuresPerIP, "burst", limits.Burst, "trusted_proxies", len(limits.TrustedProxies))
+	}
+	handler := rest.RequestID(rest.AccessLog(log)(rest.Recover(log)(rest.WriteDeadline(env.WriteTimeout)(inner))))
 
 	ln, err := net.Listen("tcp", env.Addr())
 	if err != nil {
@@ -106,6 +148,9 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	if certs != nil {
+		srv.TLSConfig = certs.TLSConfig()
+	}
 
 	workerCtx, stopWorker := context.WithCancel(context.Background())
 	defer stopWorker()
@@ -113,8 +158,14 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		return err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("postgram-server listening", "addr", ln.Addr().String(), "version", version)
+	go func() {
+		if certs != nil {
+			errc <- srv.ServeTLS(ln, "", "") // the certificate comes from TLSConfig.GetCertificate
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	log.Info("postgram-server listening", "addr", ln.Addr().String(), "tls", certs != nil, "version", version)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -141,8 +192,10 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 }
 
 // bootstrapKey creates an admin key on the first start of a store that has
-// none and prints it once, so a new user is never locked out.
-func bootstrapKey(ctx context.Context, c *postgram.Client, out io.Writer, log *slog.Logger) error {
+// none and shows it once, so a new user is never locked out: on the
+// terminal when out is one, otherwise in file (mode 0600, replacing any
+// older file), never in the log stream, which log collectors keep.
+func bootstrapKey(ctx context.Context, c *postgram.Client, file string, out io.Writer, log *slog.Logger) error {
 	keys, err := c.ListKeys(ctx)
 	if err != nil {
 		return err
@@ -150,14 +203,58 @@ func bootstrapKey(ctx context.Context, c *postgram.Client, out io.Writer, log *s
 	if len(keys) > 0 {
 		return nil
 	}
+	tty := isTerminal(out)
+	if !tty && file == "" {
+		return fmt.Errorf("the store has no API key and stderr is not a terminal: set BOOTSTRAP_KEY_FILE (or POSTGRAM_DATA_DIR) " +
+			"so that the first admin key can be written there, or create one with `pgm-admin key create NAME --scopes all`")
+	}
 	token, k, err := c.CreateKey(ctx, postgram.KeySpec{Name: "bootstrap-admin", Scopes: postgram.AllScopes})
 	if err != nil {
 		return err
 	}
-	log.Info("created the bootstrap admin key (shown once on stderr)", "key_id", k.ID.String())
-	fmt.Fprintf(out, "\n  No API key existed, so one was created. It is shown only this once:\n\n    %s\n\n"+
-		"  Use it as PGM_API_KEY (or an Authorization: Bearer header). Create more with\n"+
-		"  `pgm-admin key create NAME --scopes read,write`; revoke this one with\n"+
-		"  `pgm-admin key revoke %s --yes`.\n\n", token, k.ID)
+	if tty {
+		log.Info("created the bootstrap admin key (shown once on the terminal)", "key_id", k.ID.String())
+		fmt.Fprintf(out, "\n  No API key existed, so one was created. It is shown only this once:\n\n    %s\n\n"+
+			"  Use it as PGM_API_KEY (or an Authorization: Bearer header). Create more with\n"+
+			"  `pgm-admin key create NAME --scopes read,write`; revoke this one with\n"+
+			"  `pgm-admin key revoke %s --yes`.\n\n", token, k.ID)
+		return nil
+	}
+	if err := writeSecretFile(file, token+"\n"); err != nil {
+		// Nobody can ever see this key: do not leave it usable.
+		if rerr := c.RevokeKey(ctx, k.ID); rerr != nil {
+			log.Error("revoking the undeliverable bootstrap key failed", "key_id", k.ID.String(), "err", rerr)
+		}
+		return fmt.Errorf("write the bootstrap admin key to BOOTSTRAP_KEY_FILE %s: %w", file, err)
+	}
+	log.Warn("created the bootstrap admin key: it is in a file readable only by this user; read it, store it elsewhere, then delete the file",
+		"file", file, "key_id", k.ID.String())
 	return nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// writeSecretFile writes data to path with mode 0600 (its directory 0700
+// when created). An existing file is removed first and the new one created
+// exclusively, so a planted symlink cannot redirect the secret.
+func writeSecretFile(path, data string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

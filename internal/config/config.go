@@ -7,9 +7,11 @@ package config
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,6 +26,7 @@ import (
 	"github.com/postgram-go/postgram/providers/openai"
 	"github.com/postgram-go/postgram/storage/postgres"
 	"github.com/postgram-go/postgram/storage/sqlite"
+	"github.com/postgram-go/postgram/transport/ratelimit"
 )
 
 // Getenv looks up one variable ("" when unset).
@@ -74,6 +77,40 @@ type Env struct {
 
 	// Extraction is LLM relation extraction (EXTRACTION_*), off by default.
 	Extraction Extraction
+
+	// TLSCertFile and TLSKeyFile, both set, make the server speak HTTPS
+	// with this PEM pair (TLS_CERT_FILE, TLS_KEY_FILE), reloaded when the
+	// files change.
+	TLSCertFile, TLSKeyFile string
+	// DatabaseConnectTimeout is how long the server keeps retrying an
+	// unreachable PostgreSQL at start, with backoff
+	// (DATABASE_CONNECT_TIMEOUT: a duration such as 60s or 2m, or whole
+	// seconds; default 60s; 0 tries once).
+	DatabaseConnectTimeout time.Duration
+	// BootstrapKeyFile receives the first admin key when the server's
+	// stderr is not a terminal (BOOTSTRAP_KEY_FILE, default
+	// bootstrap-admin.key in DataDir), written with mode 0600.
+	BootstrapKeyFile string
+	// Rate limits (requests per minute; 0 is off). On a loopback bind they
+	// default to off; on any other address to 1200 per key
+	// (RATE_LIMIT_PER_KEY), 3000 per client IP (RATE_LIMIT_PER_IP) and 30
+	// failed authentications per IP (RATE_LIMIT_AUTH_FAILURES).
+	// RateLimitBurst (RATE_LIMIT_BURST) is the bucket size, default a tenth
+	// of the rate (at least 10).
+	RateLimitPerKey, RateLimitPerIP, RateLimitAuthFailures float64
+	RateLimitBurst                                         int
+	// TrustedProxies are reverse proxies whose X-Forwarded-For names the
+	// client for per-IP limits (TRUSTED_PROXIES: comma-separated IPs or
+	// CIDRs). Default none.
+	TrustedProxies []netip.Prefix
+	// WriteTimeout bounds the time to send a response once it starts, and
+	// each flushed chunk of a streamed one (HTTP_WRITE_TIMEOUT_MS, default
+	// 60000).
+	WriteTimeout time.Duration
+	// MaxResponseBytes bounds an encoded REST or MCP response
+	// (POSTGRAM_MAX_RESPONSE_BYTES, default 32 MiB): a larger page is
+	// refused with a VALIDATION error telling the client to page.
+	MaxResponseBytes int64
 }
 
 // Parse reads the environment through get. Bad values are errors naming
@@ -161,6 +198,9 @@ func Parse(get Getenv) (*Env, error) {
 	if e.Extraction, err = parseExtraction(get); err != nil {
 		return nil, err
 	}
+	if err := e.parseOps(get); err != nil {
+		return nil, err
+	}
 	if net.ParseIP(e.Bind) == nil && e.Bind != "localhost" {
 		return nil, fmt.Errorf("POSTGRAM_BIND: %q is not an IP address", e.Bind)
 	}
@@ -185,6 +225,116 @@ func Parse(get Getenv) (*Env, error) {
 		return nil, fmt.Errorf("EMBEDDING_PROVIDER: %q is not one of openai, ollama, deterministic, none", e.EmbeddingProvider)
 	}
 	return e, nil
+}
+
+// parseOps reads the transport and operations variables: TLS, the
+// database wait, the bootstrap key file, rate limits, write deadlines and
+// response bounds.
+func (e *Env) parseOps(get Getenv) error {
+	e.TLSCertFile = strings.TrimSpace(get("TLS_CERT_FILE"))
+	e.TLSKeyFile = strings.TrimSpace(get("TLS_KEY_FILE"))
+	if (e.TLSCertFile == "") != (e.TLSKeyFile == "") {
+		return fmt.Errorf("TLS_CERT_FILE and TLS_KEY_FILE: set both (HTTPS) or neither (plain HTTP)")
+	}
+	e.DatabaseConnectTimeout = 60 * time.Second
+	if v := strings.TrimSpace(get("DATABASE_CONNECT_TIMEOUT")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			n, nerr := strconv.Atoi(v)
+			if nerr != nil {
+				return fmt.Errorf("DATABASE_CONNECT_TIMEOUT: %q is not a duration such as 60s or 2m, or whole seconds", v)
+			}
+			d = time.Duration(n) * time.Second
+		}
+		if d < 0 || d > 24*time.Hour {
+			return fmt.Errorf("DATABASE_CONNECT_TIMEOUT: %q must be between 0 and 24h", v)
+		}
+		e.DatabaseConnectTimeout = d
+	}
+	e.BootstrapKeyFile = strings.TrimSpace(get("BOOTSTRAP_KEY_FILE"))
+	if e.BootstrapKeyFile == "" && e.DataDir != "" {
+		e.BootstrapKeyFile = filepath.Join(e.DataDir, "bootstrap-admin.key")
+	}
+	loop := e.LoopbackBind()
+	rates := []struct {
+		name   string
+		public float64
+		dst    *float64
+	}{
+		{"RATE_LIMIT_PER_KEY", 1200, &e.RateLimitPerKey},
+		{"RATE_LIMIT_PER_IP", 3000, &e.RateLimitPerIP},
+		{"RATE_LIMIT_AUTH_FAILURES", 30, &e.RateLimitAuthFailures},
+	}
+	for _, r := range rates {
+		v := strings.TrimSpace(get(r.name))
+		if v == "" {
+			if !loop {
+				*r.dst = r.public
+			}
+			continue
+		}
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n < 0 || n > 1e7 || n != n {
+			return fmt.Errorf("%s: %q must be a number of requests per minute (0 turns the limit off)", r.name, v)
+		}
+		*r.dst = n
+	}
+	var err error
+	if e.RateLimitBurst, err = intVar(get, "RATE_LIMIT_BURST", 0, 0, 1_000_000); err != nil {
+		return err
+	}
+	for _, p := range splitComma(get("TRUSTED_PROXIES")) {
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			ip, ierr := netip.ParseAddr(p)
+			if ierr != nil {
+				return fmt.Errorf("TRUSTED_PROXIES: %q is not an IP address or CIDR", p)
+			}
+			pfx = netip.PrefixFrom(ip, ip.BitLen())
+		}
+		e.TrustedProxies = append(e.TrustedProxies, pfx.Masked())
+	}
+	ms, err := intVar(get, "HTTP_WRITE_TIMEOUT_MS", 60000, 1000, 3600*1000)
+	if err != nil {
+		return err
+	}
+	e.WriteTimeout = time.Duration(ms) * time.Millisecond
+	maxResp, err := intVar(get, "POSTGRAM_MAX_RESPONSE_BYTES", 32<<20, 1<<20, 1<<30)
+	if err != nil {
+		return err
+	}
+	e.MaxResponseBytes = int64(maxResp)
+	return nil
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// LoopbackBind reports whether the server binds a loopback address only
+// (127.0.0.0/8, ::1 or localhost), where rate limits default to off and
+// plain HTTP draws no warning.
+func (e *Env) LoopbackBind() bool {
+	if e.Bind == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(e.Bind)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// TLS reports whether TLS_CERT_FILE and TLS_KEY_FILE are set.
+func (e *Env) TLS() bool { return e.TLSCertFile != "" }
+
+// RateLimit is the rate limiter configuration (see ratelimit.Config).
+func (e *Env) RateLimit(log *slog.Logger) ratelimit.Config {
+	return ratelimit.Config{PerKey: e.RateLimitPerKey, PerIP: e.RateLimitPerIP, Burst: e.RateLimitBurst,
+		AuthFailuresPerIP: e.RateLimitAuthFailures, TrustedProxies: e.TrustedProxies, Logger: log}
 }
 
 func or(v, def string) string {
@@ -330,6 +480,52 @@ func RedactDSN(dsn string) string {
 		return u.Redacted()
 	}
 	return dsnPassword.ReplaceAllString(dsn, "${1}xxxxx")
+}
+
+// OpenStoreWait is OpenStore, except that an unreachable PostgreSQL (an
+// error wrapping postgram.ErrUnavailable) is retried with backoff (0.5 s
+// doubling to 5 s) until DatabaseConnectTimeout has passed, logging each
+// failed attempt, so that a server started together with its database
+// waits for it instead of exiting. Other errors (a malformed DATABASE_URL,
+// an unusable SQLite file) fail at once.
+func (e *Env) OpenStoreWait(ctx context.Context, log *slog.Logger) (postgram.Storage, error) {
+	if e.DatabaseURL == "" {
+		return e.OpenStore(ctx, log)
+	}
+	deadline := time.Now().Add(e.DatabaseConnectTimeout)
+	backoff := 500 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		// Each attempt may take until the deadline, and at least 2 s.
+		ad := deadline
+		if floor := time.Now().Add(2 * time.Second); ad.Before(floor) {
+			ad = floor
+		}
+		actx, cancel := context.WithDeadline(ctx, ad)
+		st, err := e.OpenStore(actx, log)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				log.Info("database reachable", "attempt", attempt)
+			}
+			return st, nil
+		}
+		if !errors.Is(err, postgram.ErrUnavailable) || ctx.Err() != nil {
+			return nil, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("%w (gave up after %d attempts in DATABASE_CONNECT_TIMEOUT=%s)", err, attempt, e.DatabaseConnectTimeout)
+		}
+		wait := min(backoff, left)
+		log.Warn("database not reachable; retrying", "attempt", attempt, "retry_in", wait.String(),
+			"gives_up_in", left.Round(time.Millisecond).String(), "dsn", RedactDSN(e.DatabaseURL), "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
 }
 
 // Migrator is implemented by stores with explicit migrations.

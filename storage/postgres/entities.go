@@ -285,12 +285,26 @@ func toStrings[T ~string](in []T) []string {
 }
 
 // ListEntities implements postgram.Storage.
-func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFilter, limit, offset int) ([]*postgram.Entity, int, error) {
+func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFilter, limit, offset int, maxBytes int64) ([]*postgram.Entity, int, error) {
 	args := []any{ws}
 	where := filterSQL(f, &args)
 	args = append(args, limit, offset)
 	q := fmt.Sprintf(`SELECT %s, count(*) OVER () FROM entities e WHERE e.workspace_id = $1 AND %s
 		ORDER BY e.created_at DESC, e.id DESC LIMIT $%d OFFSET $%d`, entityCols, where, len(args)-1, len(args))
+	if maxBytes > 0 {
+		// Rows that start beyond the budget are never sent (nor their
+		// content detoasted): octet_length reads a TOASTed value's size
+		// without decompressing it. The first row over the budget is sent,
+		// so that the scan below knows the page was cut.
+		args = append(args, maxBytes)
+		q = fmt.Sprintf(`SELECT %s, p.total FROM (
+				SELECT p.*, sum(octet_length(p.content)) OVER (ORDER BY p.created_at DESC, p.id DESC ROWS UNBOUNDED PRECEDING) AS upto
+				FROM (SELECT %s, count(*) OVER () AS total FROM entities e WHERE e.workspace_id = $1 AND %s
+					ORDER BY e.created_at DESC, e.id DESC LIMIT $%d OFFSET $%d) p) p
+			WHERE p.upto - octet_length(p.content) <= $%d
+			ORDER BY p.created_at DESC, p.id DESC`,
+			strings.ReplaceAll(entityCols, "e.", "p."), entityCols, where, len(args)-2, len(args)-1, len(args))
+	}
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("postgres: list entities: %w", mapErr(err))
@@ -298,10 +312,14 @@ func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFi
 	defer rows.Close()
 	var out []*postgram.Entity
 	total := 0
+	var size int64
 	for rows.Next() {
 		e, err := scanEntity(rows, &total)
 		if err != nil {
 			return nil, 0, fmt.Errorf("postgres: list entities: %w", err)
+		}
+		if size += int64(len(e.Content)); maxBytes > 0 && size > maxBytes {
+			return nil, 0, &postgram.PageTooLargeError{Fit: len(out), MaxBytes: maxBytes}
 		}
 		out = append(out, e)
 	}

@@ -83,12 +83,12 @@ func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter
 	return out, rows.Err()
 }
 
-const keyCols = `id, name, prefix, scopes, allowed_types, allowed_visibilities, client_id, created_at, revoked_at, last_used_at`
+const keyCols = `id, name, prefix, scopes, allowed_types, allowed_visibilities, client_id, created_at, revoked_at, last_used_at, expires_at`
 
 func scanKey(row pgx.Row, extra ...any) (*postgram.APIKey, error) {
 	var k postgram.APIKey
 	var scopes, types, vis []string
-	if err := row.Scan(append([]any{&k.ID, &k.Name, &k.Prefix, &scopes, &types, &vis, &k.ClientID, &k.CreatedAt, &k.RevokedAt, &k.LastUsedAt}, extra...)...); err != nil {
+	if err := row.Scan(append([]any{&k.ID, &k.Name, &k.Prefix, &scopes, &types, &vis, &k.ClientID, &k.CreatedAt, &k.RevokedAt, &k.LastUsedAt, &k.ExpiresAt}, extra...)...); err != nil {
 		return nil, err
 	}
 	for _, s := range scopes {
@@ -103,23 +103,58 @@ func scanKey(row pgx.Row, extra ...any) (*postgram.APIKey, error) {
 		k.AllowedVisibilities = append(k.AllowedVisibilities, postgram.Visibility(v))
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
+	for _, t := range []*time.Time{k.RevokedAt, k.LastUsedAt, k.ExpiresAt} {
+		if t != nil {
+			*t = t.UTC()
+		}
+	}
 	return &k, nil
 }
 
 // CreateKey implements postgram.Storage.
 func (s *Store) CreateKey(ctx context.Context, ws string, k *postgram.APIKey, hash []byte, audit *postgram.AuditEntry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, allowed_types,
-				allowed_visibilities, client_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			ws, k.ID, k.Name, k.Prefix, hash, toStrings(k.Scopes), toStrings(k.AllowedTypes), toStrings(k.AllowedVisibilities),
-			k.ClientID, k.CreatedAt)
-		if err != nil {
+		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
 			return err
 		}
 		return auditInsert(ctx, tx, ws, audit)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: create key: %w", mapErr(err))
+	}
+	return nil
+}
+
+func insertKey(ctx context.Context, tx pgx.Tx, ws string, k *postgram.APIKey, hash []byte) error {
+	_, err := tx.Exec(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, allowed_types,
+			allowed_visibilities, client_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		ws, k.ID, k.Name, k.Prefix, hash, toStrings(k.Scopes), toStrings(k.AllowedTypes), toStrings(k.AllowedVisibilities),
+		k.ClientID, k.CreatedAt, k.ExpiresAt)
+	return err
+}
+
+// RotateKey implements postgram.Storage. The trigger of migration 010
+// tells every server that the old key changed.
+func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *postgram.APIKey, hash []byte, audit *postgram.AuditEntry) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE api_keys SET expires_at = LEAST(COALESCE(expires_at, $3), $3)
+			WHERE workspace_id = $1 AND id = $2 AND revoked_at IS NULL`, ws, old, oldExpires)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("api key %s (unrevoked): %w", old, postgram.ErrNotFound)
+		}
+		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
+			return err
+		}
+		return auditInsert(ctx, tx, ws, audit)
+	})
+	if err != nil {
+		if errors.Is(err, postgram.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("postgres: rotate key: %w", mapErr(err))
 	}
 	return nil
 }
@@ -155,8 +190,8 @@ func (s *Store) ListKeys(ctx context.Context, ws string) ([]postgram.APIKey, err
 	return out, rows.Err()
 }
 
-// RevokeKey implements postgram.Storage. The NOTIFY is delivered at commit
-// to every process listening on the store's channel.
+// RevokeKey implements postgram.Storage. The trigger of migration 010
+// notifies every process listening (see Listen) at commit.
 func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *postgram.AuditEntry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE workspace_id = $1 AND id = $2`, ws, id, at)
@@ -165,9 +200,6 @@ func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.
 		}
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("api key %s: %w", id, postgram.ErrNotFound)
-		}
-		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, "key:"+ws+":"+id.String()); err != nil {
-			return err
 		}
 		return auditInsert(ctx, tx, ws, audit)
 	})

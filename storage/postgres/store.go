@@ -26,6 +26,7 @@ import (
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/writestate"
 	"github.com/postgram-go/postgram/migrations"
 )
 
@@ -100,6 +101,9 @@ type Store struct {
 	// aborted counts transactions PostgreSQL aborted (deadlock or
 	// serialization failure) and retryAborted ran again.
 	aborted atomic.Int64
+	// writeState remembers writes failing for a full disk or a read-only
+	// database (fed by writeTracer, see ReadOnly).
+	writeState *writestate.Tracker
 }
 
 var _ postgram.Storage = (*Store)(nil)
@@ -123,6 +127,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.MaxConns > 0 {
 		pc.MaxConns = cfg.MaxConns
 	}
+	ws := &writestate.Tracker{}
+	pc.ConnConfig.Tracer = writeTracer{st: ws}
 	efSearch, maxScan := cfg.EfSearch, cfg.MaxScanTuples
 	pc.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		// The vector type exists once migrations ran; before that there is
@@ -165,6 +171,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("postgres: connect: %w", postgram.ErrUnavailable)
 	}
 	s := newStore(pool, cfg)
+	s.writeState = ws
 	s.ownPool = true
 	s.annPool = annPool
 	if err := s.Ping(ctx); err != nil {
@@ -183,7 +190,8 @@ func New(pool *pgxpool.Pool, cfg Config) *Store {
 }
 
 func newStore(pool *pgxpool.Pool, cfg Config) *Store {
-	return &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}, counts: map[string]countEntry{}}
+	return &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}, counts: map[string]countEntry{},
+		writeState: &writestate.Tracker{}}
 }
 
 // Pool exposes the underlying pool (for admin tools).
@@ -195,7 +203,7 @@ func (s *Store) Name() string { return "postgres" }
 // Ping implements postgram.Storage.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("postgres: ping: %w", postgram.ErrUnavailable)
+		return fmt.Errorf("postgres: ping: %w", &postgram.BackendError{Kind: postgram.ErrUnavailable, Public: "cannot reach PostgreSQL", Err: err})
 	}
 	return nil
 }
@@ -358,6 +366,13 @@ func (s *Store) model(ctx context.Context, id int64) (postgram.ModelInfo, error)
 	return m, nil
 }
 
+// KeyChannel is the LISTEN/NOTIFY channel on which a trigger of the
+// api_keys table (migration 010) reports every change to a key other than
+// its last use: "key:<schema>:<workspace>:<id>", or "key:<schema>:*" after
+// a TRUNCATE (the schema of the table, so that installations in different
+// schemas of one database ignore each other's changes).
+const KeyChannel = "postgram_keys"
+
 // Listen implements postgram.Notifier with LISTEN/NOTIFY. It holds one
 // connection outside the pool and reconnects after failures, reporting
 // EventConnected and EventDisconnected so callers can distrust caches
@@ -388,39 +403,63 @@ func (s *Store) listenOnce(ctx context.Context, ws string, h func(postgram.Event
 		return err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.cfg.NotifyChannel}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.cfg.NotifyChannel}.Sanitize()+"; LISTEN "+KeyChannel); err != nil {
 		return err
 	}
+	// The schema in which this store's api_keys table lives, resolved
+	// through the search_path as every query of the store resolves it.
+	var schema *string
+	err = conn.QueryRow(ctx, `SELECT (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.oid = to_regclass('api_keys'))`).Scan(&schema)
+	if err != nil {
+		return fmt.Errorf("find the api_keys table: %w", err)
+	}
+	if schema == nil {
+		return errors.New("no api_keys table on the search_path: migrations have not run")
+	}
 	h(postgram.Event{Kind: postgram.EventConnected})
-	keyPrefix := "key:" + ws + ":"
+	keyPrefix := "key:" + *schema + ":" + ws + ":"
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
 		switch {
-		case n.Payload == ws:
-			h(postgram.Event{Kind: postgram.EventWork})
-		case strings.HasPrefix(n.Payload, keyPrefix):
+		case n.Channel == KeyChannel && n.Payload == "key:"+*schema+":*":
+			h(postgram.Event{Kind: postgram.EventKeyRevoked})
+		case n.Channel == KeyChannel && strings.HasPrefix(n.Payload, keyPrefix):
 			h(postgram.Event{Kind: postgram.EventKeyRevoked, ID: strings.TrimPrefix(n.Payload, keyPrefix)})
+		case n.Channel != KeyChannel && n.Payload == ws:
+			h(postgram.Event{Kind: postgram.EventWork})
 		}
 	}
 }
 
-// mapErr classifies driver errors into the library's sentinels.
+// mapErr classifies driver errors into the library's sentinels. The
+// driver's text stays in the error for logs; a client is shown only the
+// BackendError's public message (transport/apierror).
 func mapErr(err error) error {
 	if err == nil {
 		return nil
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code[:2] {
-		case "08", "53", "57": // connection, resources, operator intervention
-			return fmt.Errorf("%w: %s", postgram.ErrUnavailable, pgErr.Message)
-		case "22", "23": // data exception, integrity violation
-			return fmt.Errorf("%w: %s", postgram.ErrInvalidArgument, pgErr.Message)
-		case "40": // a deadlock or serialization failure that persisted after a retry (inTx)
-			return fmt.Errorf("%w: the database aborted the write to resolve contention with a concurrent one; retry", postgram.ErrUnavailable)
+		switch {
+		case pgErr.Code == "53100":
+			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+				Public: "the database's disk is full; the write was rolled back (SQLSTATE 53100)"}
+		case pgErr.Code == "25006":
+			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+				Public: "the database is read-only; the write was rolled back (SQLSTATE 25006)"}
+		case pgErr.Code[:2] == "08", pgErr.Code[:2] == "53", pgErr.Code[:2] == "57": // connection, resources, operator intervention
+			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+				Public: "the database cannot serve the request right now (SQLSTATE " + pgErr.Code + ")"}
+		case pgErr.Code[:2] == "22", pgErr.Code[:2] == "23": // data exception, integrity violation
+			return &postgram.BackendError{Kind: postgram.ErrInvalidArgument, Err: err,
+				Public: "the database rejected a value (SQLSTATE " + pgErr.Code + ")"}
+		case pgErr.Code[:2] == "40": // a deadlock or serialization failure that persisted after a retry (inTx)
+			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+				Public: "the database aborted the write to resolve contention with a concurrent one; retry"}
 		}
 		return err
 	}
@@ -431,7 +470,7 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: the store is closed", postgram.ErrUnavailable)
 	}
 	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
-		return fmt.Errorf("%w: %v", postgram.ErrUnavailable, err)
+		return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err, Public: "the database connection failed"}
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {

@@ -163,7 +163,7 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		page, total, err := st.ListEntities(ctx, "default", postgram.EntityFilter{}, 1, 0)
+		page, total, err := st.ListEntities(ctx, "default", postgram.EntityFilter{}, 1, 0, 0)
 		if err != nil || len(page) != 1 {
 			t.Fatal(err)
 		}
@@ -218,8 +218,13 @@ func TestFullDiskChild(t *testing.T) {
 		fmt.Println("FATAL", err)
 		os.Exit(2)
 	}
+	var orig syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &orig); err != nil {
+		fmt.Println("FATAL", err)
+		os.Exit(2)
+	}
 	lim := uint64(fi.Size() + 2<<20)
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: lim, Max: lim}); err != nil {
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: lim, Max: orig.Max}); err != nil {
 		fmt.Println("FATAL", err)
 		os.Exit(2)
 	}
@@ -234,6 +239,20 @@ func TestFullDiskChild(t *testing.T) {
 		}
 		fmt.Printf("ACK %s\n", e.ID)
 	}
+	// Health tells a load balancer the store is read-only (degraded, not
+	// down) while writes fail, and ok again once a write commits.
+	h, err := c.Health(ctx)
+	fmt.Printf("HEALTH %s %s %v\n", h.Store.State, h.Status, err)
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &orig); err != nil {
+		fmt.Println("FATAL", err)
+		os.Exit(2)
+	}
+	if _, err := c.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "space again"}); err != nil {
+		fmt.Println("FATAL write after the limit was lifted:", err)
+		os.Exit(2)
+	}
+	h, err = c.Health(ctx)
+	fmt.Printf("HEALTH %s %s %v\n", h.Store.State, h.Status, err)
 	if err := st.Close(); err != nil {
 		fmt.Printf("CLOSE %v\n", err)
 	}
@@ -242,7 +261,8 @@ func TestFullDiskChild(t *testing.T) {
 
 // TestFullDisk runs a writer whose files cannot grow (RLIMIT_FSIZE, as on
 // a full disk): writes fail with a clear error wrapping ErrUnavailable,
-// and the database stays intact with every acknowledged write.
+// health reports the store read_only until a write commits again, and the
+// database stays intact with every acknowledged write.
 func TestFullDisk(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("uses RLIMIT_FSIZE")
@@ -259,7 +279,7 @@ func TestFullDisk(t *testing.T) {
 		t.Logf("child exit: %v", err)
 	}
 	var acked []uuid.UUID
-	var errs []string
+	var errs, health []string
 	done := false
 	for _, line := range strings.Split(string(out), "\n") {
 		switch {
@@ -269,6 +289,8 @@ func TestFullDisk(t *testing.T) {
 			acked = append(acked, uuid.MustParse(strings.TrimPrefix(line, "ACK ")))
 		case strings.HasPrefix(line, "ERR "):
 			errs = append(errs, strings.TrimPrefix(line, "ERR "))
+		case strings.HasPrefix(line, "HEALTH "):
+			health = append(health, strings.TrimPrefix(line, "HEALTH "))
 		case line == "DONE":
 			done = true
 		}
@@ -282,6 +304,11 @@ func TestFullDisk(t *testing.T) {
 		}
 	}
 	t.Logf("%d writes acknowledged, then: %s", len(acked), errs[0])
+	// No embedder: the status is degraded anyway; the store state is what
+	// changes.
+	if want := []string{"read_only degraded <nil>", "ok degraded <nil>"}; strings.Join(health, "|") != strings.Join(want, "|") {
+		t.Errorf("health while the disk is full, then after a write committed: %q, want %q", health, want)
+	}
 	checkIntegrity(t, path)
 	st := openAt(t, path)
 	got, err := st.GetEntities(context.Background(), "default", acked)

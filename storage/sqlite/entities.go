@@ -275,7 +275,7 @@ func toStrings[T ~string](in []T) []string {
 }
 
 // ListEntities implements postgram.Storage.
-func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFilter, limit, offset int) ([]*postgram.Entity, int, error) {
+func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFilter, limit, offset int, maxBytes int64) ([]*postgram.Entity, int, error) {
 	args := []any{ws}
 	where := filterSQL(f, &args)
 	args = append(args, limit, offset)
@@ -288,10 +288,14 @@ func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFi
 	defer rows.Close()
 	var out []*postgram.Entity
 	total := 0
+	var size int64
 	for rows.Next() {
 		e, err := scanEntity(rows, &total)
 		if err != nil {
 			return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
+		}
+		if size += int64(len(e.Content)); maxBytes > 0 && size > maxBytes {
+			return nil, 0, &postgram.PageTooLargeError{Fit: len(out), MaxBytes: maxBytes}
 		}
 		out = append(out, e)
 	}

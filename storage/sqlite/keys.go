@@ -86,14 +86,14 @@ func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter
 	return out, nil
 }
 
-const keyCols = `id, name, prefix, scopes, allowed_types, allowed_visibilities, client_id, created_at, revoked_at, last_used_at`
+const keyCols = `id, name, prefix, scopes, allowed_types, allowed_visibilities, client_id, created_at, revoked_at, last_used_at, expires_at`
 
 func scanKey(row scanner, extra ...any) (*postgram.APIKey, error) {
 	var k postgram.APIKey
 	var id, scopes, types, vis string
 	var created int64
-	var revoked, used sql.NullInt64
-	if err := row.Scan(append([]any{&id, &k.Name, &k.Prefix, &scopes, &types, &vis, &k.ClientID, &created, &revoked, &used}, extra...)...); err != nil {
+	var revoked, used, expires sql.NullInt64
+	if err := row.Scan(append([]any{&id, &k.Name, &k.Prefix, &scopes, &types, &vis, &k.ClientID, &created, &revoked, &used, &expires}, extra...)...); err != nil {
 		return nil, err
 	}
 	var err error
@@ -117,23 +117,60 @@ func scanKey(row scanner, extra ...any) (*postgram.APIKey, error) {
 	k.CreatedAt = fromMicros(created)
 	k.RevokedAt = timePtr(revoked)
 	k.LastUsedAt = timePtr(used)
+	k.ExpiresAt = timePtr(expires)
 	return &k, nil
 }
 
 // CreateKey implements postgram.Storage.
 func (s *Store) CreateKey(ctx context.Context, ws string, k *postgram.APIKey, hash []byte, audit *postgram.AuditEntry) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, allowed_types,
-				allowed_visibilities, client_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ws, k.ID.String(), k.Name, k.Prefix, hash, stringsJSON(k.Scopes), stringsJSON(k.AllowedTypes), stringsJSON(k.AllowedVisibilities),
-			k.ClientID, micros(k.CreatedAt))
-		if err != nil {
+		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
 			return err
 		}
 		return auditInsert(ctx, tx, ws, audit)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: create key: %w", mapErr(err))
+	}
+	return nil
+}
+
+func insertKey(ctx context.Context, tx *sql.Tx, ws string, k *postgram.APIKey, hash []byte) error {
+	var expires sql.NullInt64
+	if k.ExpiresAt != nil {
+		expires = sql.NullInt64{Int64: micros(*k.ExpiresAt), Valid: true}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, allowed_types,
+			allowed_visibilities, client_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ws, k.ID.String(), k.Name, k.Prefix, hash, stringsJSON(k.Scopes), stringsJSON(k.AllowedTypes), stringsJSON(k.AllowedVisibilities),
+		k.ClientID, micros(k.CreatedAt), expires)
+	return err
+}
+
+// RotateKey implements postgram.Storage. The change-log trigger tells
+// every process sharing the file that the old key changed.
+func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *postgram.APIKey, hash []byte, audit *postgram.AuditEntry) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1)
+			WHERE workspace_id = ?2 AND id = ?3 AND revoked_at IS NULL`, micros(oldExpires), ws, old.String())
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("api key %s (unrevoked): %w", old, postgram.ErrNotFound)
+		}
+		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
+			return err
+		}
+		return auditInsert(ctx, tx, ws, audit)
+	})
+	if err != nil {
+		if errors.Is(err, postgram.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("sqlite: rotate key: %w", mapErr(err))
 	}
 	return nil
 }

@@ -95,12 +95,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/writestate"
 )
 
 //go:embed migrations/*.sql
@@ -179,6 +181,9 @@ type Store struct {
 
 	writes atomic.Int64 // write transactions, to pace change_log pruning
 	closed atomic.Bool
+	// writeState remembers writes failing for a full disk or a read-only
+	// file (see ReadOnly).
+	writeState writestate.Tracker
 
 	mu     sync.RWMutex
 	models map[int64]postgram.ModelInfo // by id
@@ -568,20 +573,56 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
+		s.noteWriteErr(err)
 		return err
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
+		s.noteWriteErr(err)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		tx.Rollback()
+		s.noteWriteErr(err)
 		return err
 	}
+	s.writeState.Succeeded()
 	if s.writes.Add(1)%4096 == 0 {
 		s.pruneChangeLog(ctx)
 	}
 	return nil
+}
+
+// noteWriteErr records a write that failed because the disk is full, the
+// file cannot be written or the device fails (see ReadOnly).
+func (s *Store) noteWriteErr(err error) {
+	code, ok := sqliteCode(err)
+	if !ok {
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG) {
+			s.writeState.Failed("disk full")
+		}
+		return
+	}
+	switch code & 0xff {
+	case sqlite3.SQLITE_FULL:
+		s.writeState.Failed("disk full")
+	case sqlite3.SQLITE_IOERR:
+		s.writeState.Failed("disk I/O error (full disk, file size limit or failing device)")
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		s.writeState.Failed("the database file cannot be written")
+	}
+}
+
+var _ postgram.WriteStater = (*Store)(nil)
+
+// ReadOnly implements postgram.WriteStater: true while the last write
+// failed because the disk is full (SQLITE_FULL, ENOSPC), a file size limit
+// was reached, the device failed (SQLITE_IOERR) or the file cannot be
+// written, until a write commits again (or a minute passes without another
+// failure).
+func (s *Store) ReadOnly(context.Context) (bool, string, error) {
+	ro, why := s.writeState.ReadOnly()
+	return ro, why, nil
 }
 
 // changeLogKeep is how many change_log entries survive pruning. A process
@@ -706,24 +747,27 @@ func mapErr(err error) error {
 	code, ok := sqliteCode(err)
 	if !ok {
 		if errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone) || strings.Contains(err.Error(), "database is closed") {
-			return fmt.Errorf("%w: %v", postgram.ErrUnavailable, err)
+			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err, Public: "the database connection is closed"}
 		}
 		return err
 	}
+	unavailable := func(public string) error {
+		return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err, Public: public}
+	}
 	switch code & 0xff {
 	case sqlite3.SQLITE_FULL:
-		return fmt.Errorf("%w: the disk is full; the write was rolled back and the database is intact (%v)", postgram.ErrUnavailable, err)
+		return unavailable("the disk is full; the write was rolled back and the database is intact")
 	case sqlite3.SQLITE_IOERR:
-		return fmt.Errorf("%w: disk I/O error (the disk may be full, a file size limit reached or the device failing); "+
-			"the transaction was rolled back and the database is intact (%v)", postgram.ErrUnavailable, err)
+		return unavailable("disk I/O error (the disk may be full, a file size limit reached or the device failing); " +
+			"the transaction was rolled back and the database is intact")
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return fmt.Errorf("%w: another process holds the database's write lock beyond the busy timeout (%v)", postgram.ErrUnavailable, err)
+		return unavailable("another process holds the database's write lock beyond the busy timeout")
 	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
-		return fmt.Errorf("%w: the database file cannot be written (%v)", postgram.ErrUnavailable, err)
+		return unavailable("the database file cannot be written")
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		return fmt.Errorf("%w: the database file is damaged (%v); restore it from a backup", postgram.ErrUnavailable, err)
+		return unavailable("the database file is damaged; restore it from a backup")
 	case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_RANGE:
-		return fmt.Errorf("%w: %v", postgram.ErrInvalidArgument, err)
+		return &postgram.BackendError{Kind: postgram.ErrInvalidArgument, Err: err, Public: "the database rejected a value"}
 	case sqlite3.SQLITE_INTERRUPT:
 		return fmt.Errorf("%w: %v", context.Canceled, err)
 	}

@@ -59,6 +59,9 @@ func Run(t *testing.T, open Opener) {
 		{"ModelSwitch", testModelSwitch}, // models.go
 		{"APIKeys", testAPIKeys},
 		{"KeyRevocationAcrossClients", testKeyRevocationAcrossClients},
+		{"KeyExpiry", testKeyExpiry},       // keys.go
+		{"KeyRotation", testKeyRotation},   // keys.go
+		{"ResultBudget", testResultBudget}, // limits.go
 		{"Audit", testAudit},
 		{"Graph", testGraph},
 		{"Extraction", testExtraction},                           // extraction.go

@@ -103,8 +103,21 @@ func (e *ResponseError) Error() string { return string(e.Body.Code) + ": " + e.B
 func (e *Envelope) Status() int { return e.Error.Code.Status() }
 
 // From classifies err. Errors of unknown kind are INTERNAL with a generic
-// message, so internals never leak; callers log the original.
+// message, so internals never leak; callers log the original. A store's
+// failure (*postgram.BackendError) is told by its public message only: the
+// driver's text (SQL, values, host names, file paths) never reaches a
+// client. A timeout says so without naming the operation's internals.
 func From(err error) *Envelope {
+	env := classify(err)
+	var be *postgram.BackendError
+	if env != nil && errors.As(err, &be) && env.Error.Code != Internal {
+		env.Error.Message = be.Public
+		env.Error.Details = nil
+	}
+	return env
+}
+
+func classify(err error) *Envelope {
 	b := Body{Code: Internal, Message: "internal error"}
 	var fe *postgram.FieldError
 	var ce *postgram.ConflictError
@@ -135,9 +148,10 @@ func From(err error) *Envelope {
 		b = Body{Code: RateLimited, Message: err.Error()}
 	case errors.Is(err, postgram.ErrEmbeddingFailed):
 		b = Body{Code: EmbeddingFailed, Message: err.Error()}
-	case errors.Is(err, postgram.ErrUnavailable), errors.Is(err, postgram.ErrModelMismatch),
-		errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, postgram.ErrUnavailable), errors.Is(err, postgram.ErrModelMismatch):
 		b = Body{Code: Unavailable, Message: err.Error()}
+	case errors.Is(err, context.DeadlineExceeded):
+		b = Body{Code: Unavailable, Message: "the operation did not finish in time; try again"}
 	case errors.Is(err, context.Canceled):
 		b = Body{Code: Unavailable, Message: "request canceled"}
 	}

@@ -49,7 +49,14 @@ type Config struct {
 	// Logger receives tool failures (internal ones at Error) and, at
 	// Debug, every call. Default: discard.
 	Logger *slog.Logger
+	// MaxResultBytes bounds a tool result's JSON: a larger one is a
+	// VALIDATION tool error telling the caller to ask for less (a smaller
+	// limit, max_nodes or page). Default DefaultMaxResultBytes.
+	MaxResultBytes int64
 }
+
+// DefaultMaxResultBytes is Config.MaxResultBytes's default.
+const DefaultMaxResultBytes int64 = 32 << 20
 
 // ServerName is the MCP server name reported to clients.
 const ServerName = "postgram"
@@ -88,7 +95,10 @@ func NewServer(cfg Config) *server.MCPServer {
 		server.WithInstructions(instructions),
 		server.WithTitle("Postgram"),
 	)
-	r := &runner{fallback: cfg.Client, log: cfg.Logger}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
+	r := &runner{fallback: cfg.Client, log: cfg.Logger, maxResult: cfg.MaxResultBytes}
 	for _, area := range areas {
 		for _, t := range area() {
 			srv.AddTool(t.tool(), r.handler(t))

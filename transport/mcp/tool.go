@@ -147,8 +147,9 @@ func schemaOption(p param) mcp.ToolOption {
 // caller's client, coercing arguments, rendering results and mapping
 // errors to the envelope.
 type runner struct {
-	fallback *postgram.Client // Config.Client: the stdio (local, unauthenticated) case
-	log      *slog.Logger
+	fallback  *postgram.Client // Config.Client: the stdio (local, unauthenticated) case
+	log       *slog.Logger
+	maxResult int64
 }
 
 // handler returns the mcp-go handler of t.
@@ -182,7 +183,7 @@ func (r *runner) handler(t toolSpec) server.ToolHandlerFunc {
 		if a.bool(argFullResponse) && rep.Full != nil {
 			v = rep.Full
 		}
-		res, err = render(v, t.TOON && a.bool(argTOON))
+		res, err = render(v, t.TOON && a.bool(argTOON), r.maxResult)
 		if err != nil {
 			return r.failure(ctx, t.Name, err), nil
 		}
@@ -229,11 +230,17 @@ func rawArguments(req mcp.CallToolRequest) (map[string]any, error) {
 }
 
 // render builds a successful result: the value as JSON in both the text
-// content and structuredContent, or as TOON text when asTOON.
-func render(v any, asTOON bool) (*mcp.CallToolResult, error) {
+// content and structuredContent, or as TOON text when asTOON. A result
+// over maxBytes is a VALIDATION error telling the caller to ask for less.
+func render(v any, asTOON bool, maxBytes int64) (*mcp.CallToolResult, error) {
 	js, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("render result: %w", err)
+	}
+	if int64(len(js)) > maxBytes {
+		return nil, &apierror.ResponseError{Status: 400, Body: apierror.Body{Code: apierror.Validation,
+			Message: fmt.Sprintf("the result would be %d bytes, more than the %d a response may carry: ask for fewer items (limit, max_nodes) and page",
+				len(js), maxBytes), Details: map[string]any{"max_result_bytes": maxBytes}}}
 	}
 	text := js
 	if asTOON {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"time"
-
-	"github.com/postgram-go/postgram"
 )
 
 func (s *Server) healthRoutes() {
@@ -16,21 +14,31 @@ func (s *Server) healthRoutes() {
 const healthTimeout = 5 * time.Second
 
 // healthResponse is the body of GET /health. It is open, so it carries
-// states, not the store's error text (that is logged).
+// states, never the store's or the provider's error text (which can echo
+// user content; it is logged instead).
 type healthResponse struct {
-	Status    string                   `json:"status"` // ok, degraded or unavailable
-	Version   string                   `json:"version"`
-	Store     storeHealth              `json:"store"`
-	Embedding postgram.EmbeddingHealth `json:"embedding"`
+	Status    string          `json:"status"` // ok, degraded or unavailable
+	Version   string          `json:"version"`
+	Store     storeHealth     `json:"store"`
+	Embedding embeddingHealth `json:"embedding"`
+	// Warnings are the server's standing configuration warnings (for
+	// example plain HTTP on a non-loopback address); absent when none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 type storeHealth struct {
 	Name  string `json:"name"`
-	State string `json:"state"`
+	State string `json:"state"` // ok, read_only or unavailable
+}
+
+type embeddingHealth struct {
+	State string `json:"state"` // ok, unknown, failing or disabled
+	Model string `json:"model,omitempty"`
 }
 
 // health reports the server's dependencies: 200 when the store answers
-// (status "degraded" when embedding is failing or off: writes and keyword
+// (status "degraded" when embedding is failing or off, or the store is
+// read_only because its writes fail for a full disk: reads and keyword
 // search still work, so a load balancer must keep the instance), 503 with
 // status "unavailable" when the store does not.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +50,12 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		Status:    h.Status,
 		Version:   s.cfg.Version,
 		Store:     storeHealth{Name: h.Store.Name, State: h.Store.State},
-		Embedding: h.Embedding,
+		Embedding: embeddingHealth{State: h.Embedding.State, Model: h.Embedding.Model},
+		Warnings:  s.cfg.Warnings,
+	}
+	if h.Embedding.Error != "" || (err == nil && h.Store.Error != "") {
+		s.log.Debug("health: degraded", "request_id", RequestIDFrom(r.Context()),
+			"store_state", h.Store.State, "store_reason", h.Store.Error, "embedding_state", h.Embedding.State, "embedding_err", h.Embedding.Error)
 	}
 	status := http.StatusOK
 	if err != nil {

@@ -196,3 +196,64 @@ func (w *statusWriter) Flush() {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// WriteDeadline bounds the time a response takes to reach the client,
+// so that a client that stops reading cannot hold a connection, a
+// goroutine and a response buffer forever. The deadline (now + d) is set
+// when the handler starts writing, so a slow computation is not cut, and
+// pushed forward on every Flush, so a streamed response (MCP's Streamable
+// HTTP, server-sent events) keeps working as long as each chunk is
+// delivered within d. A non-positive d turns it off.
+func WriteDeadline(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if d <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d}
+			next.ServeHTTP(dw, r)
+			// What the server still buffers is flushed after the handler
+			// returns: bound that too.
+			dw.extend()
+		})
+	}
+}
+
+// deadlineWriter sets the write deadline on the first write and on every
+// flush.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	d       time.Duration
+	started bool
+}
+
+func (w *deadlineWriter) extend() {
+	// Writers that cannot take deadlines (httptest recorders) are fine.
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+}
+
+func (w *deadlineWriter) start() {
+	if !w.started {
+		w.started = true
+		w.extend()
+	}
+}
+
+func (w *deadlineWriter) WriteHeader(code int) {
+	w.start()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *deadlineWriter) Write(b []byte) (int, error) {
+	w.start()
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher, pushing the deadline forward.
+func (w *deadlineWriter) Flush() {
+	w.extend()
+	_ = w.rc.Flush()
+}
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -169,3 +169,38 @@ func TestHealthUnavailable(t *testing.T) {
 	// API calls get the UNAVAILABLE envelope, not INTERNAL.
 	e.do("GET", "/api/entities", "pgm-"+strings.Repeat("x", 43), nil).wantError(http.StatusServiceUnavailable, apierror.Unavailable, "", "")
 }
+
+// TestHealthReadOnly: a store whose writes fail because the database is
+// read-only (sessions with default_transaction_read_only, as on a standby)
+// is reported read_only and degraded with 200, and a write gets 503
+// UNAVAILABLE saying why, without PostgreSQL's own message.
+func TestHealthReadOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dsn := e.pg.Pool().Config().ConnString()
+	ro, err := postgres.Open(context.Background(), postgres.Config{URL: dsn + "&options=-c%20default_transaction_read_only%3Don"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	client, err := postgram.New(context.Background(), postgram.Config{Store: ro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, _, err := e.client.CreateKey(context.Background(), postgram.KeySpec{Name: "w", Scopes: postgram.AllScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(rest.New(rest.Config{Client: client}))
+	t.Cleanup(hs.Close)
+	re := &env{t: t, http: hs}
+	h := re.do("GET", "/health", "", nil).want(http.StatusOK).object()
+	if h["status"] != "degraded" || h["store"].(map[string]any)["state"] != "read_only" {
+		t.Errorf("health of a read-only store: %v", h)
+	}
+	body := re.do("POST", "/api/entities", token, map[string]any{"type": "memory", "content": "x"}).
+		wantError(http.StatusServiceUnavailable, apierror.Unavailable, "", "read-only")
+	if strings.Contains(body.Message, "ERROR") || strings.Contains(body.Message, "postgres:") {
+		t.Errorf("the client sees backend text: %q", body.Message)
+	}
+}

@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -17,6 +18,12 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if int64(buf.Len()) > s.cfg.MaxResponseBytes {
+		s.writeError(w, r, envelopeError(apierror.Validation, fmt.Sprintf(
+			"the response would be %d bytes, more than the %d this server sends: request fewer items (limit, max_nodes) and page with offset",
+			buf.Len(), s.cfg.MaxResponseBytes), map[string]any{"max_response_bytes": s.cfg.MaxResponseBytes}))
 		return
 	}
 	h := w.Header()

@@ -62,7 +62,19 @@ type Config struct {
 	Version string
 	// Auth verifies bearer tokens. Default: Client.
 	Auth Authenticator
+	// Warnings are standing configuration warnings that /health reports
+	// (for example "plain HTTP on a non-loopback address"). Default none.
+	Warnings []string
+	// MaxResponseBytes bounds an encoded response body: a larger one is
+	// refused with a VALIDATION error telling the client to page (the
+	// library's own budget, postgram.Config.MaxResultBytes, normally
+	// refuses such pages first, naming the parameter). Default
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
 }
+
+// DefaultMaxResponseBytes is Config.MaxResponseBytes's default.
+const DefaultMaxResponseBytes int64 = 32 << 20
 
 // Server is the REST API as an http.Handler.
 type Server struct {
@@ -93,6 +105,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if cfg.Auth == nil {
 		cfg.Auth = cfg.Client

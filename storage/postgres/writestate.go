@@ -1,0 +1,84 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/writestate"
+)
+
+// writeTracer watches every statement of the store's pools: a write that
+// fails because the disk is full (SQLSTATE 53100) or the database is
+// read-only (25006) marks the store read-only; a write that changes rows
+// clears it. It is installed by Open (a pool passed to New is not watched).
+type writeTracer struct{ st *writestate.Tracker }
+
+var (
+	_ pgx.QueryTracer = writeTracer{}
+	_ pgx.BatchTracer = writeTracer{}
+)
+
+func (w writeTracer) note(tag pgconn.CommandTag, err error) {
+	if err == nil {
+		if (tag.Insert() || tag.Update() || tag.Delete()) && tag.RowsAffected() > 0 {
+			w.st.Succeeded()
+		}
+		return
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return
+	}
+	switch pgErr.Code {
+	case "53100": // disk_full
+		w.st.Failed("disk full")
+	case "25006": // read_only_sql_transaction
+		w.st.Failed("the database is read-only")
+	}
+}
+
+func (w writeTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+func (w writeTracer) TraceQueryEnd(_ context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
+	w.note(d.CommandTag, d.Err)
+}
+
+func (w writeTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (w writeTracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	w.note(d.CommandTag, d.Err)
+}
+
+func (w writeTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+var _ postgram.WriteStater = (*Store)(nil)
+
+// ReadOnly implements postgram.WriteStater: true while the last write
+// failed because the disk is full (53100) or the database refused writes
+// (25006), until a write changes rows again (or a minute passes without
+// another failure), and whenever the server is a standby or its sessions
+// are read-only (default_transaction_read_only).
+func (s *Store) ReadOnly(ctx context.Context) (bool, string, error) {
+	var standby, readOnly bool
+	err := s.pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'`).Scan(&standby, &readOnly)
+	if err != nil {
+		return false, "", fmt.Errorf("postgres: read-only check: %w", mapErr(err))
+	}
+	switch {
+	case standby:
+		return true, "the server is a standby (in recovery)", nil
+	case readOnly:
+		return true, "the database's sessions are read-only", nil
+	}
+	ro, why := s.writeState.ReadOnly()
+	return ro, why, nil
+}
