@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram/internal/chunk"
+	"github.com/postgram-go/postgram/internal/rank"
 )
 
 // DefaultWorkspace is the workspace of a single-user installation.
@@ -278,6 +279,8 @@ type core struct {
 
 	modelID int64 // 0 when no embedder
 	qcache  *queryCache
+	// analyzer remembers recent query terms' analyses (ranking v2).
+	analyzer rank.Analyzer
 
 	wakeCh        chan struct{}
 	extractWakeCh chan struct{}

@@ -226,7 +226,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 			select {
 			case <-kwDone:
 				if kerr == nil {
-					vq.Also = topKeywordChunks(kwHits, p.limit)
+					vq.Also = topKeywordChunks(kwHits, p.limit, plan)
 					asked = make(map[uuid.UUID]bool, len(vq.Also))
 					for _, id := range vq.Also {
 						asked[id] = true
@@ -278,6 +278,9 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		if plan != nil {
 			kw[i].Features = &fusion.Features{Length: h.Length, TF: h.TF, HeadPos: h.HeadPos, HeadLen: h.HeadLen,
 				Type: string(h.Type), Tags: h.Tags}
+			// Stores need not compute ts_rank_cd with features: the
+			// keyword order of chunks is their BM25.
+			kw[i].Rank = plan.ChunkScore(h.TF, h.Length)
 		}
 	}
 	params := fusion.Params{
@@ -342,7 +345,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 // rankPlan analyses the terms for ranking v2 and reads the workspace
 // statistics of their lexemes and expansion candidates (one store call).
 func (c *Client) rankPlan(ctx context.Context, terms []string) (*rank.Plan, error) {
-	a, params := rank.Analyze(terms), c.rankParams()
+	a, params := c.analyzer.Analyze(terms), c.rankParams()
 	st, err := c.store.LexemeStats(ctx, c.ws, a.Lookups())
 	if err != nil {
 		return nil, fmt.Errorf("search: lexeme statistics: %w", err)
@@ -384,8 +387,8 @@ func explainV2(pl *rank.Plan, r *rank.Result) *Explanation {
 		KeywordPart: (1 - w) * r.Why.KeywordShare, VectorPart: w * r.Why.Vector,
 		BM25: r.Why.Body, MoreChunks: r.Why.MoreChunks, Head: r.Why.Head,
 		KeywordShare: r.Why.KeywordShare, VectorShare: r.Why.Vector, Coverage: r.Why.Coverage, Chunks: r.Why.Chunks}
-	for i, t := range pl.Terms {
-		x.Terms = append(x.Terms, TermMatch{Term: t, Match: r.Why.Matched[i]})
+	for i, m := range r.Matched(pl) {
+		x.Terms = append(x.Terms, TermMatch{Term: pl.Terms[i], Match: m})
 	}
 	return x
 }
@@ -695,15 +698,19 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 }
 
 // topKeywordChunks returns the n best-ranked chunks of a keyword pool (in
-// fusion's keyword order): the ones whose similarity fusion most likely
-// needs first.
-func topKeywordChunks(hits []KeywordHit, n int) []uuid.UUID {
+// fusion's keyword order; with a ranking-v2 plan, by BM25): the ones whose
+// similarity fusion most likely needs first.
+func topKeywordChunks(hits []KeywordHit, n int, plan *rank.Plan) []uuid.UUID {
+	rankOf := make([]float64, len(hits))
 	order := make([]int, len(hits))
-	for i := range order {
-		order[i] = i
+	for i, h := range hits {
+		order[i], rankOf[i] = i, h.Rank
+		if plan != nil {
+			rankOf[i] = plan.ChunkScore(h.TF, h.Length)
+		}
 	}
 	slices.SortFunc(order, func(a, b int) int {
-		return fusion.KeywordOrder(hits[a].Rank, hits[a].ChunkID, hits[b].Rank, hits[b].ChunkID)
+		return fusion.KeywordOrder(rankOf[a], hits[a].ChunkID, rankOf[b], hits[b].ChunkID)
 	})
 	out := make([]uuid.UUID, 0, min(n, len(hits)))
 	for _, i := range order[:min(n, len(hits))] {

@@ -316,7 +316,9 @@ type KeywordQuery struct {
 	// a term matches a chunk holding all of its own lexemes or any one of
 	// its alternatives, in probes, masks and features alike.
 	Alternatives [][]string
-	// Features asks for each hit's Length, TF and HeadPos (ranking v2).
+	// Features asks for each hit's Length, TF, HeadPos, HeadLen, Type and
+	// Tags (ranking v2); Rank may then be left 0 (ranking v2 orders by
+	// BM25 over the features).
 	Features bool
 }
 

@@ -102,6 +102,7 @@ type loadOptions struct {
 	maxConns    int
 	cpuProfile  string
 	memProfile  string
+	ranking     string
 }
 
 func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, int) {
@@ -134,6 +135,7 @@ dropped and recreated on every run.`, stderr)
 	fs.IntVar(&o.maxConns, "max-conns", 16, "PostgreSQL pool size")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured run (server and clients, one process) to FILE")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write an allocation profile after the measured run to FILE")
+	fs.StringVar(&o.ranking, "ranking", "", "ranking the searches ask for (v2, seed); default: the server's")
 	code := parseFlags(fs, args, func() error {
 		switch {
 		case o.duration <= 0 || o.duration > time.Hour:
@@ -150,6 +152,8 @@ dropped and recreated on every run.`, stderr)
 			return errors.New("--max-conns must be at least 2")
 		case o.store != "postgres" && o.store != "sqlite":
 			return fmt.Errorf("--store must be postgres or sqlite, not %q", o.store)
+		case o.ranking != "" && !postgram.RankingMode(o.ranking).Valid():
+			return fmt.Errorf("--ranking must be v2 or seed, not %q", o.ranking)
 		}
 		return nil
 	})
@@ -279,7 +283,11 @@ func loadLevel(ctx context.Context, o loadOptions, clients int, stdout, stderr i
 	qg := newQueryGen(vocab, defaultSeed+7)
 	queries := make([][]byte, o.queries)
 	for i := range queries {
-		queries[i], _ = json.Marshal(map[string]any{"query": qg.short(), "limit": 10})
+		q := map[string]any{"query": qg.short(), "limit": 10}
+		if o.ranking != "" {
+			q["ranking"] = o.ranking
+		}
+		queries[i], _ = json.Marshal(q)
 	}
 	transport := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, IdleConnTimeout: time.Minute}
 	hc := &http.Client{Transport: transport, Timeout: 30 * time.Second}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/postgram-go/postgram/internal/query"
 )
@@ -44,18 +45,82 @@ type Analysis struct {
 	Terms   []string
 	Lexemes [][]string // per term, its simple lexemes (AND)
 	inflect [][]string // per term, inflection candidates
-	typos   [][]string // per term, typo candidates
+	of      []*termAnalysis
+}
+
+// termAnalysis is what Analyze derives from one term: a pure function of
+// its text, so an Analyzer keeps it for the next query with the term.
+type termAnalysis struct {
+	lexemes []string
+	inflect []string
+	once    sync.Once
+	typos   []string // typo candidates, made on first need (once)
+}
+
+func analyzeTerm(t string) *termAnalysis {
+	ta := &termAnalysis{lexemes: query.Lexemes(t)}
+	if Expandable(ta.lexemes) {
+		ta.inflect = Inflections(ta.lexemes[0])
+	}
+	return ta
+}
+
+// typoCands returns the term's typo candidates, made once.
+func (ta *termAnalysis) typoCands() []string {
+	ta.once.Do(func() {
+		if Expandable(ta.lexemes) {
+			ta.typos = Typos(ta.lexemes[0])
+		}
+	})
+	return ta.typos
+}
+
+// Analyzer remembers the analyses of recent terms (at most AnalyzerTerms;
+// it starts afresh when full): queries repeat, and a term's lexemes,
+// inflection and typo candidates depend on its text alone. Safe for
+// concurrent use; the zero value is ready.
+type Analyzer struct {
+	mu sync.Mutex
+	m  map[string]*termAnalysis
+}
+
+// AnalyzerTerms bounds an Analyzer.
+const AnalyzerTerms = 8192
+
+func (z *Analyzer) term(t string) *termAnalysis {
+	if z == nil {
+		return analyzeTerm(t)
+	}
+	z.mu.Lock()
+	ta, ok := z.m[t]
+	z.mu.Unlock()
+	if ok {
+		return ta
+	}
+	ta = analyzeTerm(t)
+	z.mu.Lock()
+	if z.m == nil || len(z.m) >= AnalyzerTerms {
+		z.m = make(map[string]*termAnalysis, 256)
+	}
+	if cur, ok := z.m[t]; ok {
+		ta = cur
+	} else {
+		z.m[t] = ta
+	}
+	z.mu.Unlock()
+	return ta
 }
 
 // Analyze prepares the terms (already retained by query.Parse).
-func Analyze(terms []string) *Analysis {
+func Analyze(terms []string) *Analysis { return (*Analyzer)(nil).Analyze(terms) }
+
+// Analyze prepares the terms, reusing remembered term analyses.
+func (z *Analyzer) Analyze(terms []string) *Analysis {
 	a := &Analysis{Terms: terms, Lexemes: make([][]string, len(terms)),
-		inflect: make([][]string, len(terms)), typos: make([][]string, len(terms))}
+		inflect: make([][]string, len(terms)), of: make([]*termAnalysis, len(terms))}
 	for i, t := range terms {
-		a.Lexemes[i] = query.Lexemes(t)
-		if Expandable(a.Lexemes[i]) {
-			a.inflect[i] = Inflections(a.Lexemes[i][0])
-		}
+		ta := z.term(t)
+		a.of[i], a.Lexemes[i], a.inflect[i] = ta, ta.lexemes, ta.inflect
 	}
 	return a
 }
@@ -82,10 +147,7 @@ func (a *Analysis) TypoLookups(df map[string]int64, p Params) []string {
 		if !Expandable(a.Lexemes[i]) || df[a.Lexemes[i][0]] > p.TypoMaxDF || p.MaxTypos == 0 {
 			continue
 		}
-		if a.typos[i] == nil {
-			a.typos[i] = Typos(a.Lexemes[i][0])
-		}
-		out = append(out, a.typos[i]...)
+		out = append(out, a.of[i].typoCands()...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -115,6 +177,12 @@ type Plan struct {
 	Present []bool
 	AvgLen  float64
 	Params  Params
+	// byLexeme maps the lexeme of each single-lexeme slot (an
+	// alternative, or a term of one lexeme) to its slots; compound lists
+	// the exact slots of terms with several lexemes. Tags and types are
+	// matched through them.
+	byLexeme map[string][]int32
+	compound []int32
 }
 
 // NewPlan chooses each term's alternatives among the candidates that occur
@@ -173,10 +241,19 @@ func NewPlan(a *Analysis, st Stats, p Params) *Plan {
 		}
 		choose(a.inflect[i], Inflected, p.MaxInflections)
 		if pl.Slots[i].DF <= p.TypoMaxDF && Expandable(a.Lexemes[i]) {
-			if a.typos[i] == nil {
-				a.typos[i] = Typos(a.Lexemes[i][0])
-			}
-			choose(a.typos[i], Typo, p.MaxTypos)
+			choose(a.of[i].typoCands(), Typo, p.MaxTypos)
+		}
+	}
+	pl.byLexeme = make(map[string][]int32, len(pl.Slots))
+	for k, s := range pl.Slots {
+		switch {
+		case s.Kind != Exact:
+			pl.byLexeme[s.Lexeme] = append(pl.byLexeme[s.Lexeme], int32(k))
+		case len(pl.Lexemes[s.Term]) == 1:
+			l := pl.Lexemes[s.Term][0]
+			pl.byLexeme[l] = append(pl.byLexeme[l], int32(k))
+		case len(pl.Lexemes[s.Term]) > 1:
+			pl.compound = append(pl.compound, int32(k))
 		}
 	}
 	return pl

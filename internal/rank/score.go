@@ -72,7 +72,7 @@ func DefaultParams() Params {
 // termScores sets out, per term, to the best BM25 contribution among the
 // term's slots for a chunk (tf per slot, length in positions), and slot to
 // the slot that gave it.
-func (pl *Plan) termScores(tf []uint16, length int32, out []float64, slot []int) {
+func (pl *Plan) termScores(tf []uint16, length int32, out []float64, slot []int32) {
 	p := &pl.Params
 	norm := 1.0
 	if pl.AvgLen > 0 {
@@ -86,24 +86,43 @@ func (pl *Plan) termScores(tf []uint16, length int32, out []float64, slot []int)
 		f := float64(tf[k])
 		v := pl.weight(s) * s.IDF * f * (p.K1 + 1) / (f + p.K1*norm)
 		if v > out[s.Term] {
-			out[s.Term], slot[s.Term] = v, k
+			out[s.Term], slot[s.Term] = v, int32(k)
 		}
 	}
+}
+
+// ChunkScore is a chunk's BM25 against the plan (the sum over terms of
+// their best slot's contribution): ranking v2's keyword order of chunks.
+func (pl *Plan) ChunkScore(tf []uint16, length int32) float64 {
+	var buf [8]float64
+	var sbuf [8]int32
+	out, slot := buf[:0], sbuf[:0]
+	if n := len(pl.Terms); n <= len(buf) {
+		out, slot = buf[:n], sbuf[:n]
+	} else {
+		out, slot = make([]float64, n), make([]int32, n)
+	}
+	pl.termScores(tf, length, out, slot)
+	s := 0.0
+	for _, v := range out {
+		s += v
+	}
+	return s
 }
 
 // fieldScores sets, per term, the best weighted IDF among the term's slots
 // that the entity's name fields hold: its head (scaled by the head's
 // length), its tags and its type; and the slot and field that gave it.
-func (pl *Plan) fieldScores(f *fusion.Features, tagLexemes func(string) []string, out []float64, slot []int, field []string) {
+func (pl *Plan) fieldScores(f *fusion.Features, tagLexemes func(string) []string, out []float64, slot []int32, where []field) {
 	p := &pl.Params
 	head := 1.0
 	if n := float64(f.HeadLen); n > p.HeadLead {
 		head = p.HeadLead / n
 	}
-	note := func(k int, w float64, where string) {
+	note := func(k int, w float64, in field) {
 		s := &pl.Slots[k]
 		if v := pl.weight(s) * s.IDF * w; v > out[s.Term] {
-			out[s.Term], slot[s.Term], field[s.Term] = v, k, where
+			out[s.Term], slot[s.Term], where[s.Term] = v, int32(k), in
 		}
 	}
 	for k := range pl.Slots {
@@ -112,15 +131,24 @@ func (pl *Plan) fieldScores(f *fusion.Features, tagLexemes func(string) []string
 			if float64(f.HeadPos[k]) <= p.HeadStart {
 				w = 1 // the head starts with it
 			}
-			note(k, p.HeadWeight*w, "head")
+			note(k, p.HeadWeight*w, inHead)
 		}
-		if f.Type != "" && pl.slotIn(k, []string{f.Type}) {
-			note(k, p.TypeWeight, "type")
+	}
+	if f.Type != "" {
+		for _, k := range pl.byLexeme[f.Type] {
+			note(int(k), p.TypeWeight, inType)
 		}
-		for _, t := range f.Tags {
-			if pl.slotIn(k, tagLexemes(t)) {
-				note(k, p.TagWeight, "tag")
-				break
+	}
+	for _, t := range f.Tags {
+		words := tagLexemes(t)
+		for _, w := range words {
+			for _, k := range pl.byLexeme[w] {
+				note(int(k), p.TagWeight, inTag)
+			}
+		}
+		for _, k := range pl.compound {
+			if pl.slotIn(int(k), words) {
+				note(int(k), p.TagWeight, inTag)
 			}
 		}
 	}
@@ -172,16 +200,57 @@ type Components struct {
 	// VectorWeight is the vector branch's weight in this search: higher
 	// when the keyword branch's best result covers less of the query.
 	VectorWeight float64
-	// Matched lists, per term, how it matched ("" when it did not):
-	// the lexeme and its kind, in the best chunk or head.
-	Matched []string
 }
 
 // Result is a fused entity with its explanation.
 type Result struct {
 	fusion.Result
 	Why     Components
-	showing int // the candidate shown
+	showing int     // the candidate shown
+	ent     *entity // for Matched
+}
+
+// Matched lists, per term, how it matched the result ("" when it did not):
+// the lexeme found and its kind, and where when only a name field (head,
+// tag, type) holds it. Built on demand: only explanations need it.
+func (r *Result) Matched(pl *Plan) []string {
+	e := r.ent
+	out := make([]string, len(pl.Terms))
+	for i := range out {
+		switch {
+		case e.terms[i] > 0:
+			s := &pl.Slots[e.termSlot[i]]
+			out[i] = s.Lexeme + " (" + s.Kind.String() + ")"
+			if e.head[i] > 0 {
+				out[i] += " +" + e.field[i].String()
+			}
+		case e.head[i] > 0:
+			s := &pl.Slots[e.headSlot[i]]
+			out[i] = s.Lexeme + " (" + s.Kind.String() + ", " + e.field[i].String() + " only)"
+		}
+	}
+	return out
+}
+
+// field is a name field (see fieldScores).
+type field uint8
+
+const (
+	inHead field = iota + 1
+	inTag
+	inType
+)
+
+func (f field) String() string {
+	switch f {
+	case inHead:
+		return "head"
+	case inTag:
+		return "tag"
+	case inType:
+		return "type"
+	}
+	return ""
 }
 
 // entity accumulates one entity's candidates.
@@ -190,9 +259,9 @@ type entity struct {
 	cands    []int
 	terms    []float64 // per term, best body contribution
 	head     []float64 // per term, head contribution
-	termSlot []int     // per term, the slot of terms[i]
-	headSlot []int     // per term, the slot of head[i]
-	field    []string  // per term, the field of head[i]
+	termSlot []int32   // per term, the slot of terms[i]
+	headSlot []int32   // per term, the slot of head[i]
+	field    []field   // per term, the field of head[i]
 	body     float64   // best chunk
 	bodySum  float64
 	bestKW   int // candidate of the best chunk (-1: none)
@@ -296,9 +365,33 @@ func (s *Scoring) Unsettled(limit int) []int {
 // (normalisation across entities is left to result).
 func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 	n := len(pl.Terms)
-	byID := make(map[uuid.UUID]*entity, len(cands))
-	var ents []*entity
-	chunk, chunkSlot := make([]float64, n), make([]int, n)
+	// Count the entities first, so their arrays come from one allocation
+	// each: a search scores up to a few hundred candidates.
+	first := make(map[uuid.UUID]int32, len(cands))
+	for i := range cands {
+		if _, ok := first[cands[i].EntityID]; !ok {
+			first[cands[i].EntityID] = int32(len(first))
+		}
+	}
+	m := len(first)
+	var (
+		store  = make([]entity, m)
+		floats = make([]float64, 2*n*m)
+		ints   = make([]int32, 2*n*m)
+		fields = make([]field, n*m)
+		ents   = make([]*entity, 0, m)
+	)
+	byID := make(map[uuid.UUID]*entity, m)
+	carve := func() *entity {
+		e := &store[0]
+		store = store[1:]
+		e.terms, e.head, floats = floats[:n:n], floats[n:2*n:2*n], floats[2*n:]
+		e.termSlot, e.headSlot, ints = ints[:n:n], ints[n:2*n:2*n], ints[2*n:]
+		e.field, fields = fields[:n:n], fields[n:]
+		e.bestKW, e.bestVec = -1, -1
+		return e
+	}
+	chunk, chunkSlot := make([]float64, n), make([]int32, n)
 	tagLex := map[string][]string{}
 	tagLexemes := func(t string) []string {
 		ls, ok := tagLex[t]
@@ -312,8 +405,8 @@ func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 		c := &cands[ci]
 		e := byID[c.EntityID]
 		if e == nil {
-			e = &entity{id: c.EntityID, terms: make([]float64, n), head: make([]float64, n),
-				termSlot: make([]int, n), headSlot: make([]int, n), field: make([]string, n), bestKW: -1, bestVec: -1}
+			e = carve()
+			e.id = c.EntityID
 			byID[c.EntityID] = e
 			ents = append(ents, e)
 		}
@@ -361,20 +454,6 @@ func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 		}
 		e.comp.Keyword = (e.comp.Body + e.comp.MoreChunks + e.comp.Head) * math.Pow(e.coverage, p.CoverageBoost)
 		e.comp.Coverage = e.coverage
-		e.comp.Matched = make([]string, n)
-		for i := range n {
-			switch {
-			case e.terms[i] > 0:
-				s := &pl.Slots[e.termSlot[i]]
-				e.comp.Matched[i] = s.Lexeme + " (" + s.Kind.String() + ")"
-			case e.head[i] > 0:
-				s := &pl.Slots[e.headSlot[i]]
-				e.comp.Matched[i] = s.Lexeme + " (" + s.Kind.String() + ", " + e.field[i] + " only)"
-			}
-			if e.terms[i] > 0 && e.head[i] > 0 {
-				e.comp.Matched[i] += " +" + e.field[i]
-			}
-		}
 	}
 	pl.normalise(ents)
 	// Keyword ranks: entities by keyword evidence.
@@ -450,7 +529,7 @@ func (pl *Plan) result(e *entity, cands []fusion.Candidate, fp fusion.Params) Re
 	}
 	c := cands[show]
 	c.KeywordRank = e.kwRank
-	r := Result{Result: fusion.Result{Candidate: c, Score: e.score}, Why: e.comp, showing: show}
+	r := Result{Result: fusion.Result{Candidate: c, Score: e.score}, Why: e.comp, showing: show, ent: e}
 	r.Adjusted = r.Score * fusion.Recency(c.UpdatedAt, fp.Now, fp.RecencyWeight)
 	r.Why.Chunks = 0
 	for _, ci := range e.cands {

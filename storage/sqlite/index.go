@@ -142,6 +142,7 @@ type entAttr struct {
 	client  string
 	updated int64  // µs
 	head    []byte // the head's encoded tsvector (entity_heads), nil when none
+	headLen int32  // its positions
 }
 
 func newIndex(s *Store) *index {
@@ -332,6 +333,7 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 		a.role = &r
 	}
 	a.updated = updated
+	a.headLen = tsvLength(a.head)
 	return ws, a, nil
 }
 

@@ -401,9 +401,11 @@ func (v *kwView) score(slots []int32, q *terms, feats bool) ([]uint32, []float32
 	var fs []features
 	var heads map[int32]headFeatures // by entity slot
 	var hd docTerms
+	var tfs []uint16 // every chunk's TF, one allocation
 	if feats {
 		fs = make([]features, len(slots))
 		heads = map[int32]headFeatures{}
+		tfs = make([]uint16, 0, len(slots)*q.Slots())
 	}
 	for k, s := range slots {
 		if ks.walk[s] {
@@ -411,25 +413,27 @@ func (v *kwView) score(slots []int32, q *terms, feats bool) ([]uint32, []float32
 				return nil, nil, nil, fmt.Errorf("chunk %s: %w", ks.chunk[s], err)
 			}
 		}
-		masks[k], ranks[k] = q.mask(&docs[k]), q.rankCD(&docs[k])
+		masks[k] = q.mask(&docs[k])
 		if !feats {
+			ranks[k] = q.rankCD(&docs[k])
 			continue
 		}
 		e := ks.ent[s]
 		hf, ok := heads[e]
 		if !ok {
 			a := &v.sp.ents[e]
-			hf = headFeatures{typ: a.typ, tags: a.tags}
+			hf = headFeatures{typ: a.typ, tags: a.tags, len: a.headLen}
 			if len(a.head) > 0 {
 				if err := q.scan(a.head, &hd); err != nil {
 					return nil, nil, nil, fmt.Errorf("head of entity %s: %w", a.id, err)
 				}
 				hf.pos = q.FirstPositions(&hd, nil)
-				_ = walkTSV(a.head, func(_ []byte, npos int, _ []byte) { hf.len += int32(npos) })
 			}
 			heads[e] = hf
 		}
-		fs[k] = features{length: ks.length[s], tf: q.Features(&docs[k], nil), head: hf}
+		start := len(tfs)
+		tfs = q.Features(&docs[k], tfs)
+		fs[k] = features{length: ks.length[s], tf: tfs[start:len(tfs):len(tfs)], head: hf}
 	}
 	return masks, ranks, fs, nil
 }

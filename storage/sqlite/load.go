@@ -434,7 +434,7 @@ func loadHeads(ctx context.Context, tx *sql.Tx, nx *index) error {
 			return err
 		}
 		if loc, ok := nx.entLoc[rid]; ok {
-			loc.sp.ents[loc.slot].head = tsv
+			loc.sp.ents[loc.slot].head, loc.sp.ents[loc.slot].headLen = tsv, tsvLength(tsv)
 			loc.sp.indexHead(loc.slot, nil, tsv)
 		}
 	}

@@ -82,6 +82,13 @@ func walkTSV(b []byte, fn func(word []byte, npos int, pos []byte)) error {
 	return nil
 }
 
+// tsvLength returns an encoded tsvector's number of positions.
+func tsvLength(b []byte) int32 {
+	var n int32
+	_ = walkTSV(b, func(_ []byte, npos int, _ []byte) { n += int32(npos) })
+	return n
+}
+
 func decodePositions(npos int, b []byte, dst []uint16) []uint16 {
 	prev := uint64(0)
 	for range npos {
