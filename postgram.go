@@ -187,7 +187,7 @@ func (c *Config) defaults() {
 		s.VectorCandidates = 50
 	}
 	if s.Ranking == "" {
-		s.Ranking = RankingSeed
+		s.Ranking = RankingV2
 	}
 	q := &c.QueryCache
 	if q.Size == 0 {

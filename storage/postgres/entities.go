@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/rank"
 )
 
 // entityCols is the column list scanEntity reads, for alias e.
@@ -91,8 +92,8 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity,
 	_, err = s.pool.Exec(ctx, `
 		WITH ent AS (
 			INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source, metadata,
-				client_id, version, enrichment_status, enrichment_queued_at, extraction_status, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+				client_id, version, enrichment_status, enrichment_queued_at, extraction_status, created_at, updated_at, head)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, to_tsvector('simple', $31))
 			RETURNING id
 		), ch AS (
 			INSERT INTO chunks (workspace_id, id, entity_id, chunk_index, content, start_offset, end_offset)
@@ -106,7 +107,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity,
 		ws, e.ID, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags), e.Source, meta,
 		e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, e.CreatedAt, e.UpdatedAt,
 		ids, idx, content, starts, ends, s.cfg.NotifyChannel,
-		aID, aAt, aKey, aClient, aOp, aEntity, aDetails)
+		aID, aAt, aKey, aClient, aOp, aEntity, aDetails, rank.Head(e.Content, e.Metadata))
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("postgres: create entity %s: %w: id already exists", e.ID, postgram.ErrConflict)
@@ -154,61 +155,16 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 
 // UpdateEntity implements postgram.Storage.
 func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
-	meta, err := metadataJSON(e.Metadata)
-	if err != nil {
-		return fmt.Errorf("postgres: update entity: %w", err)
-	}
-	rechunk := chunks != nil
-	// The UPDATE locks the entity before the chunks are replaced (see the
-	// lock order in tx.go).
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
-			UPDATE entities SET type = $4, content = $5, visibility = $6, owner = $7, status = $8, tags = $9,
-				source = $10, metadata = $11, version = $12, updated_at = $13, extraction_status = $14,
-				chunk_generation = chunk_generation + CASE WHEN $15 THEN 1 ELSE 0 END,
-				enrichment_status = CASE WHEN $15 THEN $16 ELSE enrichment_status END,
-				enrichment_attempts = CASE WHEN $15 THEN 0 ELSE enrichment_attempts END,
-				enrichment_error = CASE WHEN $15 THEN '' ELSE enrichment_error END,
-				enrichment_queued_at = CASE WHEN $15 THEN $13 ELSE enrichment_queued_at END,
-				enrichment_retry_at = CASE WHEN $15 THEN NULL ELSE enrichment_retry_at END,
-				enrichment_leased_until = CASE WHEN $15 THEN NULL ELSE enrichment_leased_until END,
-				extraction_attempts = CASE WHEN $15 THEN 0 ELSE extraction_attempts END,
-				extraction_error = CASE WHEN $15 THEN '' ELSE extraction_error END,
-				extraction_retry_at = CASE WHEN $15 THEN NULL ELSE extraction_retry_at END
-			WHERE workspace_id = $1 AND id = $2 AND version = $3`,
-			ws, e.ID, expected, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags),
-			e.Source, meta, e.Version, e.UpdatedAt, e.ExtractionStatus, rechunk, e.EnrichmentStatus)
-		if err != nil {
+	// updateTx's UPDATE locks the entity before the chunks are replaced
+	// (see the lock order in tx.go).
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := updateTx(ctx, tx, ws, e, expected, chunks); err != nil {
 			return err
-		}
-		if tag.RowsAffected() == 0 {
-			cur, err := scanEntity(tx.QueryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = $2", ws, e.ID))
-			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("entity %s: %w", e.ID, postgram.ErrNotFound)
-			}
-			if err != nil {
-				return err
-			}
-			return &postgram.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
 		}
 		if err := auditInsert(ctx, tx, ws, audit); err != nil {
 			return err
 		}
-		if !rechunk {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, "DELETE FROM chunks WHERE workspace_id = $1 AND entity_id = $2", ws, e.ID); err != nil {
-			return err
-		}
-		ids, idx, content, starts, ends := chunkArrays(chunks)
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO chunks (workspace_id, id, entity_id, chunk_index, content, start_offset, end_offset)
-			SELECT $1, u.id, $2, u.idx, u.content, u.s, u.e
-			FROM unnest($3::uuid[], $4::int[], $5::text[], $6::int[], $7::int[]) AS u(id, idx, content, s, e)`,
-			ws, e.ID, ids, idx, content, starts, ends); err != nil {
-			return err
-		}
-		if e.EnrichmentStatus == postgram.StagePending {
+		if chunks != nil && e.EnrichmentStatus == postgram.StagePending {
 			if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, ws); err != nil {
 				return err
 			}

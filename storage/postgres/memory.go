@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/rank"
 )
 
 // metaExpr renders metadata key k (checked against postgram.MetaKeyRE, so
@@ -223,10 +224,11 @@ func createTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, chu
 	}
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source, metadata,
-			client_id, version, enrichment_status, enrichment_queued_at, extraction_status, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+			client_id, version, enrichment_status, enrichment_queued_at, extraction_status, created_at, updated_at, head)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, to_tsvector('simple', $18))`,
 		ws, e.ID, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags), e.Source, meta,
-		e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, e.CreatedAt, e.UpdatedAt); err != nil {
+		e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, e.CreatedAt, e.UpdatedAt,
+		rank.Head(e.Content, e.Metadata)); err != nil {
 		return err
 	}
 	return insertChunksTx(ctx, tx, ws, e.ID, chunks)
@@ -248,12 +250,14 @@ func updateTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, exp
 			enrichment_queued_at = CASE WHEN $15 THEN $13 ELSE enrichment_queued_at END,
 			enrichment_retry_at = CASE WHEN $15 THEN NULL ELSE enrichment_retry_at END,
 			enrichment_leased_until = CASE WHEN $15 THEN NULL ELSE enrichment_leased_until END,
-				extraction_attempts = CASE WHEN $15 THEN 0 ELSE extraction_attempts END,
-				extraction_error = CASE WHEN $15 THEN '' ELSE extraction_error END,
-				extraction_retry_at = CASE WHEN $15 THEN NULL ELSE extraction_retry_at END
+			extraction_attempts = CASE WHEN $15 THEN 0 ELSE extraction_attempts END,
+			extraction_error = CASE WHEN $15 THEN '' ELSE extraction_error END,
+			extraction_retry_at = CASE WHEN $15 THEN NULL ELSE extraction_retry_at END,
+			head = to_tsvector('simple', $17)
 		WHERE workspace_id = $1 AND id = $2 AND version = $3`,
 		ws, e.ID, expected, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags),
-		e.Source, meta, e.Version, e.UpdatedAt, e.ExtractionStatus, rechunk, e.EnrichmentStatus)
+		e.Source, meta, e.Version, e.UpdatedAt, e.ExtractionStatus, rechunk, e.EnrichmentStatus,
+		rank.Head(e.Content, e.Metadata))
 	if err != nil {
 		return err
 	}

@@ -32,9 +32,18 @@ func (a *sqlArgs) add(v any) string {
 // PostgreSQL evaluates once per statement (InitPlans), so they can drive the
 // GIN index and are not re-parsed per row.
 func termQueries(terms []string, args *sqlArgs) []string {
+	return termQueriesAlt(terms, nil, args)
+}
+
+// termQueriesAlt is termQueries where a term with alternatives (alts[i],
+// alternativesQuery's text; nil for none) also matches any one of them.
+func termQueriesAlt(terms, alts []string, args *sqlArgs) []string {
 	qs := make([]string, len(terms))
 	for i, t := range terms {
 		qs[i] = "plainto_tsquery('simple', " + args.add(t) + ")"
+		if i < len(alts) && alts[i] != "" {
+			qs[i] = "(" + qs[i] + " || " + args.add(alts[i]) + "::tsquery)"
+		}
 	}
 	return qs
 }
@@ -430,20 +439,25 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	// unused one. Ranks and term masks are computed in Go (see cols), so
 	// the terms serve only to find chunks.
 	var match string
+	alts := termAlternatives(len(q.Terms), q.Alternatives)
 	switch {
 	case len(q.Only) > 0 && q.Mode == postgram.ProbeAny:
 		// Scoring a pool: its chunks came from probes of these terms, so
 		// the primary key finds them without the text index.
 		match = "TRUE"
 	case q.Mode == postgram.ProbeAll:
-		match = "c.tsv @@ " + joinQueries(termQueries(q.Terms, &args), "&&")
+		match = "c.tsv @@ " + joinQueries(termQueriesAlt(q.Terms, alts, &args), "&&")
 	case q.Mode == postgram.ProbeAny:
-		match = "c.tsv @@ " + joinQueries(termQueries(q.Terms, &args), "||")
+		match = "c.tsv @@ " + joinQueries(termQueriesAlt(q.Terms, alts, &args), "||")
 	case q.Mode == postgram.ProbeTerm:
 		if q.Term < 0 || q.Term >= len(q.Terms) {
 			return "", nil, fmt.Errorf("postgres: keyword probe: term %d out of range", q.Term)
 		}
-		match = "c.tsv @@ (SELECT " + termQueries(q.Terms[q.Term:q.Term+1], &args)[0] + ")"
+		var alt []string
+		if alts != nil {
+			alt = alts[q.Term : q.Term+1]
+		}
+		match = "c.tsv @@ (SELECT " + termQueriesAlt(q.Terms[q.Term:q.Term+1], alt, &args)[0] + ")"
 	default:
 		return "", nil, fmt.Errorf("postgres: keyword probe: unknown mode %d", q.Mode)
 	}
@@ -470,6 +484,9 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	// term mask are computed in Go by tsrank, which costs PostgreSQL nothing
 	// and ranks exactly as ts_rank_cd does (see TestRankMatchesPostgreSQL).
 	cols := fmt.Sprintf("c.id, c.entity_id, c.content, e.updated_at, c.tsv, %s", sim)
+	if q.Features {
+		cols += ", e.head, e.type, e.tags"
+	}
 	if q.Bare {
 		cols = "c.id, c.entity_id"
 	}
@@ -487,18 +504,26 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 		return nil, err
 	}
 	var tq *tsrank.Query
+	var feats *hitFeatures
 	if !q.Bare {
 		termLex, err := s.termLexemes(ctx, q.Terms)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
 		}
-		tq = tsrank.Compile(termLex)
+		tq = tsrank.CompileWith(termLex, q.Alternatives)
+		if q.Features {
+			feats = newHitFeatures(tq, q.Limit)
+		}
 	}
 	qargs := []any(args)
 	if !q.Bare {
-		// Every column in binary, the tsvector included (pgx knows no
+		// Every column in binary, the tsvectors included (pgx knows no
 		// tsvector type, so it would otherwise ask for text).
-		qargs = append([]any{pgx.QueryResultFormats{1, 1, 1, 1, 1, 1}}, qargs...)
+		n := 6
+		if feats != nil {
+			n = 9
+		}
+		qargs = append([]any{allBinary[:n]}, qargs...)
 	}
 	rows, err := s.pool.Query(ctx, sql, qargs...)
 	if err != nil {
@@ -517,12 +542,24 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 			continue
 		}
 		var updated time.Time
+		var typ string
+		var tags []string
 		// pgx has no tsvector type: the column is read raw (nil skips it).
-		if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &updated, nil, &h.Similarity); err != nil {
+		dst := []any{&h.ChunkID, &h.EntityID, &h.Content, &updated, nil, &h.Similarity}
+		if feats != nil {
+			dst = append(dst, nil, &typ, &tags)
+		}
+		if err := rows.Scan(dst...); err != nil {
 			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
 		}
-		if err := scoreHit(&h, rows.RawValues()[4], updated, tq, &doc); err != nil {
+		raw := rows.RawValues()
+		if err := scoreHit(&h, raw[4], updated, tq, &doc, feats); err != nil {
 			return nil, fmt.Errorf("postgres: keyword probe: %w", err)
+		}
+		if feats != nil {
+			if err := feats.setEntity(&h, raw[6], typ, tags); err != nil {
+				return nil, fmt.Errorf("postgres: keyword probe: %w", err)
+			}
 		}
 		hits = append(hits, h)
 	}
@@ -532,15 +569,25 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	return hits, nil
 }
 
-// scoreHit ranks h from its chunk's tsvector (binary) against the query
-// and sets its term mask and update time.
-func scoreHit(h *postgram.KeywordHit, tsv []byte, updated time.Time, tq *tsrank.Query, doc *tsrank.Doc) error {
-	if err := scanTSVectorBinary(tsv, tq, doc); err != nil {
+// allBinary asks for every result column in binary.
+var allBinary = pgx.QueryResultFormats{1, 1, 1, 1, 1, 1, 1, 1, 1}
+
+// scoreHit reads h's chunk tsvector (binary) into doc and sets its term
+// mask and update time, and its rank (ts_rank_cd) unless feats is set:
+// ranking v2 then orders by BM25 over the features, whose chunk part
+// (length, term frequencies) scoreHit sets too.
+func scoreHit(h *postgram.KeywordHit, tsv []byte, updated time.Time, tq *tsrank.Query, doc *tsrank.Doc, feats *hitFeatures) error {
+	n, err := scanTSVectorBinaryLen(tsv, tq, doc)
+	if err != nil {
 		return fmt.Errorf("chunk %s: %w", h.ChunkID, err)
 	}
-	h.Rank = float64(tq.RankCD(doc))
 	h.Matched = tq.Mask(doc)
 	h.UpdatedAt = updated.UTC()
+	if feats == nil {
+		h.Rank = float64(tq.RankCD(doc))
+		return nil
+	}
+	feats.setChunk(h, doc, n)
 	return nil
 }
 
@@ -559,10 +606,14 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 	if err != nil {
 		return res, fmt.Errorf("postgres: keyword fill: %w", err)
 	}
-	tq := tsrank.Compile(termLex)
-	// Every column in binary, the tsvector included (pgx knows no tsvector
-	// type, so it would otherwise ask for text).
-	qargs := append([]any{pgx.QueryResultFormats{1, 1, 1, 1, 1, 1}}, args...)
+	tq := tsrank.CompileWith(termLex, q.Alternatives)
+	var feats *hitFeatures
+	if q.Features {
+		feats = newHitFeatures(tq, q.Limit)
+	}
+	// Every column in binary, the tsvectors included (pgx knows no
+	// tsvector type, so it would otherwise ask for text).
+	qargs := append([]any{allBinary}, args...)
 	rows, err := s.pool.Query(ctx, sql, qargs...)
 	if err != nil {
 		return res, fmt.Errorf("postgres: keyword fill: %w", mapErr(err))
@@ -574,11 +625,19 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 		var h postgram.KeywordHit
 		var step int32
 		var updated time.Time
-		if err := rows.Scan(&step, &h.ChunkID, &h.EntityID, &h.Content, &updated, nil); err != nil {
+		var typ string
+		var tags []string
+		if err := rows.Scan(&step, &h.ChunkID, &h.EntityID, &h.Content, &updated, nil, nil, &typ, &tags); err != nil {
 			return res, fmt.Errorf("postgres: keyword fill: %w", err)
 		}
-		if err := scoreHit(&h, rows.RawValues()[5], updated, tq, &doc); err != nil {
+		raw := rows.RawValues()
+		if err := scoreHit(&h, raw[5], updated, tq, &doc, feats); err != nil {
 			return res, fmt.Errorf("postgres: keyword fill: %w", err)
+		}
+		if feats != nil {
+			if err := feats.setEntity(&h, raw[6], typ, tags); err != nil {
+				return res, fmt.Errorf("postgres: keyword fill: %w", err)
+			}
 		}
 		if step == 0 {
 			res.Conjunction++
@@ -620,6 +679,11 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 	}
 	args := sqlArgs{ws}
 	terms := args.add(q.Terms)
+	alts := termAlternatives(len(q.Terms), q.Alternatives)
+	if alts == nil {
+		alts = make([]string, len(q.Terms))
+	}
+	altArg := args.add(alts)
 	ord := args.add(order)
 	limit := args.add(q.Limit)
 	where := filterSQL(q.Filter, (*[]any)(&args))
@@ -627,16 +691,38 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 	for i := range and {
 		and[i] = fmt.Sprintf("tq.q[%d]", i+1)
 	}
+	// Heads: after the conjunction, entities whose head matches a term
+	// (in order; per term at most q.Heads, in the index's order), each by
+	// its first chunk, up to q.Heads entities and the room left.
+	heads := "SELECT '{}'::tid[] AS ids, '{}'::tid[] AS eids"
+	if q.Heads > 0 {
+		h := args.add(q.Heads)
+		heads = fmt.Sprintf(`SELECT coalesce(array_agg(z.ct ORDER BY z.k, z.n), '{}') AS ids, coalesce(array_agg(z.et ORDER BY z.k, z.n), '{}') AS eids
+		FROM (SELECT y.ct, y.et, y.k, y.n FROM (
+			SELECT DISTINCT ON (x.et) x.ct, x.et, x.k, x.n FROM (
+				SELECT o.k, m.n, m.et, (SELECT c.ctid FROM chunks c WHERE c.workspace_id = $1 AND c.entity_id = m.id
+					ORDER BY c.chunk_index LIMIT 1) AS ct
+				FROM unnest(%[1]s::int[]) WITH ORDINALITY o(t, k), conj, LATERAL (
+					SELECT e.ctid AS et, e.id, row_number() OVER () AS n FROM entities e
+					WHERE e.workspace_id = $1 AND e.head @@ (SELECT tq.q[o.t] FROM tq) AND %[2]s AND e.ctid <> ALL(conj.eids)
+					LIMIT %[3]s) m
+			) x WHERE x.ct IS NOT NULL ORDER BY x.et, x.k, x.n) y
+			ORDER BY y.k, y.n
+			LIMIT greatest(0, least(%[3]s::int, %[4]s::int - (SELECT cardinality(ids) FROM conj)))) z`, ord, where, h, limit)
+	}
 	sql := fmt.Sprintf(`WITH RECURSIVE tq AS MATERIALIZED (
-		SELECT array_agg(plainto_tsquery('simple', t) ORDER BY i) AS q FROM unnest(%[2]s::text[]) WITH ORDINALITY u(t, i)
+		SELECT array_agg(CASE WHEN a = '' THEN plainto_tsquery('simple', t) ELSE plainto_tsquery('simple', t) || a::tsquery END ORDER BY i) AS q
+		FROM unnest(%[2]s::text[], %[8]s::text[]) WITH ORDINALITY u(t, a, i)
 	), conj AS MATERIALIZED (
 		SELECT coalesce(array_agg(x.ct), '{}') AS ids, coalesce(array_agg(x.et), '{}') AS eids FROM (
 			SELECT c.ctid AS ct, e.ctid AS et FROM %[1]s
 			WHERE c.workspace_id = $1 AND c.tsv @@ (SELECT %[6]s FROM tq)
 				AND %[5]s
 			LIMIT %[4]s) x
+	), heads AS MATERIALIZED (
+		%[7]s
 	), steps(k, ids, eids) AS (
-		SELECT 0, conj.ids, conj.eids FROM conj
+		SELECT 0, conj.ids || heads.ids, conj.eids || heads.eids FROM conj, heads
 		UNION ALL
 		SELECT st.k + 1, st.ids || coalesce(x.cts, '{}'), st.eids || coalesce(x.ets, '{}')
 		FROM steps st, LATERAL (SELECT array_agg(y.ct) AS cts, array_agg(y.et) AS ets FROM (
@@ -646,11 +732,12 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 			LIMIT %[4]s - cardinality(st.ids)) y) x
 		WHERE st.k < cardinality(%[3]s::int[]) AND cardinality(st.ids) < %[4]s
 	)
-	SELECT CASE WHEN u.n <= cardinality(conj.ids) THEN 0 ELSE 1 END, c.id, c.entity_id, c.content, e.updated_at, c.tsv
+	SELECT CASE WHEN u.n <= cardinality(conj.ids) THEN 0 ELSE 1 END, c.id, c.entity_id, c.content, e.updated_at, c.tsv,
+		e.head, e.type, e.tags
 	FROM conj, (SELECT ids, eids FROM steps ORDER BY k DESC LIMIT 1) pool, unnest(pool.ids, pool.eids) WITH ORDINALITY u(id, eid, n)
 	JOIN chunks c ON c.ctid = u.id AND c.workspace_id = $1
 	JOIN entities e ON e.ctid = u.eid AND e.workspace_id = $1
-	ORDER BY u.n`, chunkJoin, terms, ord, limit, where, strings.Join(and, " && "))
+	ORDER BY u.n`, chunkJoin, terms, ord, limit, where, strings.Join(and, " && "), heads, altArg)
 	return sql, args, nil
 }
 
@@ -838,9 +925,4 @@ func (c *termFreqCache) snapshot(ctx context.Context, s *Store) (map[string]floa
 type termFreq struct {
 	lexeme string
 	freq   float64
-}
-
-// LexemeStats implements postgram.Storage.
-func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (postgram.LexemeStats, error) {
-	return postgram.LexemeStats{}, fmt.Errorf("postgres: lexeme stats: not implemented yet")
 }

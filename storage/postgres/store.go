@@ -104,6 +104,10 @@ type Store struct {
 	// writeState remembers writes failing for a full disk or a read-only
 	// database (fed by writeTracer, see ReadOnly).
 	writeState *writestate.Tracker
+	// folding is set while a background fold of the lexeme statistics
+	// runs (startFold); bg tracks it so Close waits.
+	folding atomic.Bool
+	bg      sync.WaitGroup
 }
 
 var _ postgram.Storage = (*Store)(nil)
@@ -210,6 +214,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close implements postgram.Storage.
 func (s *Store) Close() error {
+	s.bg.Wait()
 	if s.ownPool {
 		s.pool.Close()
 	}
@@ -244,6 +249,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 	// Connections opened before the vector extension existed lack its
 	// types; drop them so every connection registers them afresh.
 	s.pool.Reset()
+	if _, err := s.fillHeads(ctx); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
 	return nil
 }
 

@@ -198,11 +198,13 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 			}
 			b.Queue(`INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source, metadata,
 					client_id, version, enrichment_status, enrichment_attempts, enrichment_error, enrichment_queued_at,
-					extraction_status, extraction_attempts, extraction_error, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+					extraction_status, extraction_attempts, extraction_error, created_at, updated_at, head)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+					to_tsvector('simple', $22))`,
 				ws, e.ID, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags), e.Source, meta,
 				e.ClientID, e.Version, e.EnrichmentStatus, e.EnrichmentAttempts, e.EnrichmentError, queuedAt,
-				e.ExtractionStatus, e.ExtractionAttempts, e.ExtractionError, e.CreatedAt, e.UpdatedAt)
+				e.ExtractionStatus, e.ExtractionAttempts, e.ExtractionError, e.CreatedAt, e.UpdatedAt,
+				entityHead(e.Content, e.Metadata, meta))
 			for _, c := range r.Chunks {
 				var vec *pgvector.Vector
 				var model *int64

@@ -96,24 +96,34 @@ func scanTSVector(s string, q *tsrank.Query, d *tsrank.Doc) error {
 // lexemes. It is what the scoring probe reads: cheaper for the server to
 // produce than the text form.
 func scanTSVectorBinary(b []byte, q *tsrank.Query, d *tsrank.Doc) error {
+	_, err := scanTSVectorBinaryLen(b, q, d)
+	return err
+}
+
+// scanTSVectorBinaryLen is scanTSVectorBinary that also returns the
+// tsvector's length in positions (every lexeme's, ranking v2's document
+// length).
+func scanTSVectorBinaryLen(b []byte, q *tsrank.Query, d *tsrank.Doc) (int32, error) {
 	q.Reset(d)
 	if len(b) < 4 {
-		return fmt.Errorf("tsvector binary: %d bytes", len(b))
+		return 0, fmt.Errorf("tsvector binary: %d bytes", len(b))
 	}
+	var length int32
 	n := int(binary.BigEndian.Uint32(b))
 	b = b[4:]
 	for range n {
 		end := bytes.IndexByte(b, 0)
 		if end < 0 || len(b) < end+3 {
-			return fmt.Errorf("tsvector binary: truncated lexeme")
+			return 0, fmt.Errorf("tsvector binary: truncated lexeme")
 		}
 		idx, want := q.Lookup(string(b[:end]))
 		b = b[end+1:]
 		npos := int(binary.BigEndian.Uint16(b))
 		b = b[2:]
 		if len(b) < 2*npos {
-			return fmt.Errorf("tsvector binary: truncated positions")
+			return 0, fmt.Errorf("tsvector binary: truncated positions")
 		}
+		length += int32(npos)
 		if want {
 			d.Present[idx] = true
 			for j := range npos {
@@ -122,5 +132,5 @@ func scanTSVectorBinary(b []byte, q *tsrank.Query, d *tsrank.Doc) error {
 		}
 		b = b[2*npos:]
 	}
-	return nil
+	return length, nil
 }

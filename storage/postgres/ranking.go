@@ -1,0 +1,290 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/internal/rank"
+	"github.com/postgram-go/postgram/internal/tsrank"
+)
+
+// This file holds what ranking v2 needs from PostgreSQL: corpus statistics
+// (lexeme_stats, see migration 011), entity heads, term alternatives in the
+// tsqueries, and the features of keyword hits.
+
+// foldMinRows is how many pending statistics rows of a workspace make a
+// read start a fold (see foldStats).
+const foldMinRows = 64
+
+// LexemeStats implements postgram.Storage: the folded statistics plus the
+// pending delta, summed in one statement (one snapshot).
+func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (postgram.LexemeStats, error) {
+	st := postgram.LexemeStats{DF: make(map[string]int64, len(lexemes))}
+	keys := make([]string, 0, len(lexemes)+1)
+	keys = append(keys, "") // the workspace's totals
+	for _, l := range lexemes {
+		if l != "" {
+			keys = append(keys, l)
+		}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT x.lexeme, sum(x.chunks)::bigint, sum(x.positions)::bigint, count(*) FILTER (WHERE x.pending)
+		FROM (SELECT lexeme, chunks, positions, false AS pending FROM lexeme_stats WHERE workspace_id = $1 AND lexeme = ANY($2::text[])
+			UNION ALL
+			SELECT lexeme, chunks, positions, true FROM lexeme_stats_delta WHERE workspace_id = $1 AND lexeme = ANY($2::text[])) x
+		GROUP BY x.lexeme`, ws, keys)
+	if err != nil {
+		return st, fmt.Errorf("postgres: lexeme stats: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var pending int64
+	for rows.Next() {
+		var lexeme string
+		var chunks, positions, n int64
+		if err := rows.Scan(&lexeme, &chunks, &positions, &n); err != nil {
+			return st, fmt.Errorf("postgres: lexeme stats: %w", err)
+		}
+		if lexeme == "" {
+			st.Chunks, st.Length, pending = chunks, positions, n
+			continue
+		}
+		if chunks > 0 {
+			st.DF[lexeme] = chunks
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("postgres: lexeme stats: %w", mapErr(err))
+	}
+	if pending >= foldMinRows {
+		s.startFold()
+	}
+	return st, nil
+}
+
+// startFold folds the pending statistics in the background unless a fold
+// is running already.
+func (s *Store) startFold() {
+	if !s.folding.CompareAndSwap(false, true) {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer s.folding.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := s.FoldStats(ctx); err != nil {
+			s.log.Warn("postgres: folding lexeme statistics failed", "error", err)
+		}
+	}()
+}
+
+// FoldStats moves the pending statistics of every workspace
+// (lexeme_stats_delta) into lexeme_stats and returns how many rows it
+// moved. One fold runs at a time across every process sharing the schema
+// (an advisory lock; a second caller returns 0 at once). Searches read the
+// same numbers before and after a fold; it keeps the delta, which every
+// read sums, short.
+func (s *Store) FoldStats(ctx context.Context) (int64, error) {
+	var moved int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		moved = 0
+		var got bool
+		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.postgram_lexeme_fold'))").Scan(&got); err != nil {
+			return err
+		}
+		if !got {
+			return nil
+		}
+		rows, err := tx.Query(ctx, `WITH moved AS (
+				DELETE FROM lexeme_stats_delta RETURNING workspace_id, lexeme, chunks, positions
+			), sums AS (
+				SELECT workspace_id, lexeme, sum(chunks) AS chunks, sum(positions) AS positions, count(*) AS n
+				FROM moved GROUP BY workspace_id, lexeme
+			), up AS (
+				INSERT INTO lexeme_stats AS s (workspace_id, lexeme, chunks, positions)
+				SELECT workspace_id, lexeme, chunks, positions FROM sums
+				ON CONFLICT (workspace_id, lexeme) DO UPDATE
+					SET chunks = s.chunks + excluded.chunks, positions = s.positions + excluded.positions
+				RETURNING s.workspace_id, s.lexeme, s.chunks
+			)
+			SELECT (SELECT coalesce(sum(n), 0)::bigint FROM sums), up.workspace_id, up.lexeme
+			FROM (SELECT 1) one LEFT JOIN up ON up.chunks <= 0 AND up.lexeme <> ''`)
+		if err != nil {
+			return err
+		}
+		var wss, lexemes []string
+		for rows.Next() {
+			var ws, lexeme *string
+			if err := rows.Scan(&moved, &ws, &lexeme); err != nil {
+				rows.Close()
+				return err
+			}
+			if ws != nil && lexeme != nil {
+				wss, lexemes = append(wss, *ws), append(lexemes, *lexeme)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(wss) == 0 {
+			return nil
+		}
+		// Lexemes no chunk holds any more.
+		_, err = tx.Exec(ctx, `DELETE FROM lexeme_stats s USING unnest($1::text[], $2::text[]) AS g(ws, lexeme)
+			WHERE s.workspace_id = g.ws AND s.lexeme = g.lexeme AND s.chunks <= 0`, wss, lexemes)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("postgres: fold lexeme statistics: %w", mapErr(err))
+	}
+	return moved, nil
+}
+
+// entityHead returns an entity's head text (rank.Head) from its content and
+// metadata, parsing raw metadata when the map is not set.
+func entityHead(content string, meta map[string]any, raw []byte) string {
+	if meta == nil && len(raw) > 0 {
+		_ = json.Unmarshal(raw, &meta) // metadata that does not parse has no name fields
+	}
+	return rank.Head(content, meta)
+}
+
+// headBatch is how many entities one step of fillHeads writes.
+const headBatch = 500
+
+// fillHeads computes the heads of entities that have none yet (written
+// before migration 011, or by SQL), in batches, and returns how many it
+// filled.
+func (s *Store) fillHeads(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		rows, err := s.pool.Query(ctx, `SELECT workspace_id, id, content, metadata FROM entities WHERE head IS NULL LIMIT $1`, headBatch)
+		if err != nil {
+			return total, fmt.Errorf("postgres: fill heads: %w", mapErr(err))
+		}
+		var wss, heads []string
+		var ids []uuid.UUID
+		for rows.Next() {
+			var ws, content string
+			var id uuid.UUID
+			var meta []byte
+			if err := rows.Scan(&ws, &id, &content, &meta); err != nil {
+				rows.Close()
+				return total, fmt.Errorf("postgres: fill heads: %w", err)
+			}
+			wss, ids, heads = append(wss, ws), append(ids, id), append(heads, entityHead(content, nil, meta))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return total, fmt.Errorf("postgres: fill heads: %w", mapErr(err))
+		}
+		if len(ids) == 0 {
+			return total, nil
+		}
+		if _, err := s.pool.Exec(ctx, `UPDATE entities e SET head = to_tsvector('simple', g.head)
+			FROM unnest($1::text[], $2::uuid[], $3::text[]) AS g(ws, id, head)
+			WHERE e.workspace_id = g.ws AND e.id = g.id AND e.head IS NULL`, wss, ids, heads); err != nil {
+			return total, fmt.Errorf("postgres: fill heads: %w", mapErr(err))
+		}
+		total += len(ids)
+	}
+}
+
+// alternativesQuery renders lexemes as a tsquery's text input matching any
+// one of them ('a' | 'b'), each quoted so it is taken as written; "" when
+// there are none.
+func alternativesQuery(lexemes []string) string {
+	var b strings.Builder
+	for _, l := range lexemes {
+		if l == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(" | ")
+		}
+		b.WriteByte('\'')
+		for _, r := range l {
+			switch r {
+			case '\'':
+				b.WriteString("''")
+			case '\\':
+				b.WriteString(`\\`)
+			default:
+				b.WriteRune(r)
+			}
+		}
+		b.WriteByte('\'')
+	}
+	return b.String()
+}
+
+// termAlternatives returns, per term, alternativesQuery of its
+// alternatives ("" for none); nil when no term has any.
+func termAlternatives(n int, alts [][]string) []string {
+	var out []string
+	for i := 0; i < n && i < len(alts); i++ {
+		q := alternativesQuery(alts[i])
+		if q == "" {
+			continue
+		}
+		if out == nil {
+			out = make([]string, n)
+		}
+		out[i] = q
+	}
+	return out
+}
+
+// hitFeatures computes ranking v2's features of keyword hits: the chunk's
+// length and per-slot term frequencies from its tsvector, and per entity
+// (remembered across its chunks) the head's first positions and length.
+type hitFeatures struct {
+	q     *tsrank.Query
+	head  tsrank.Doc
+	heads map[uuid.UUID]entityFeatures
+	tfs   []uint16
+}
+
+type entityFeatures struct {
+	pos []uint16
+	len int32
+}
+
+func newHitFeatures(q *tsrank.Query, n int) *hitFeatures {
+	return &hitFeatures{q: q, heads: map[uuid.UUID]entityFeatures{}, tfs: make([]uint16, 0, n*q.Slots())}
+}
+
+// setChunk sets h's chunk features from doc (the chunk's query lexemes,
+// already scanned) and its length in positions.
+func (f *hitFeatures) setChunk(h *postgram.KeywordHit, doc *tsrank.Doc, length int32) {
+	start := len(f.tfs)
+	f.tfs = f.q.Features(doc, f.tfs)
+	h.Length, h.TF = length, f.tfs[start:len(f.tfs):len(f.tfs)]
+}
+
+// setEntity sets h's entity features from its head (binary tsvector, nil
+// when not computed yet), type and tags.
+func (f *hitFeatures) setEntity(h *postgram.KeywordHit, head []byte, typ string, tags []string) error {
+	ef, ok := f.heads[h.EntityID]
+	if !ok {
+		if head != nil {
+			n, err := scanTSVectorBinaryLen(head, f.q, &f.head)
+			if err != nil {
+				return fmt.Errorf("head of entity %s: %w", h.EntityID, err)
+			}
+			ef = entityFeatures{pos: f.q.FirstPositions(&f.head, nil), len: n}
+		}
+		f.heads[h.EntityID] = ef
+	}
+	h.HeadPos, h.HeadLen = ef.pos, ef.len
+	h.Type, h.Tags = postgram.EntityType(typ), tags
+	return nil
+}
