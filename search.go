@@ -543,7 +543,19 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		hits, err := full(KeywordQuery{Mode: ProbeAny, Limit: len(ids), Only: ids})
 		return hits, how, err
 	}
+	filler, canFill := c.store.(KeywordFiller)
+	canFill = canFill && vec == nil
 	if len(terms) == 1 {
+		if canFill && plan != nil && plan.Params.HeadCandidates > 0 {
+			// Ranking v2 also takes the entities whose head (name) alone
+			// holds the term.
+			res, err := filler.KeywordFill(ctx, c.ws, KeywordFillQuery{Filter: f, Terms: terms, Order: []int{0},
+				Limit: KeywordPoolSize, Alternatives: alts, Features: true, Heads: plan.Params.HeadCandidates})
+			if err != nil {
+				return nil, "", err
+			}
+			return res.Hits, "and", nil
+		}
 		all, err := full(KeywordQuery{Mode: ProbeAll, Limit: KeywordPoolSize})
 		return all, "and", err
 	}
@@ -578,8 +590,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		slices.SortStableFunc(order, preferTerm)
 		return nil
 	}
-	filler, canFill := c.store.(KeywordFiller)
-	if canFill = canFill && vec == nil; canFill {
+	if canFill {
 		if err := rankTerms(); err != nil {
 			return nil, "", err
 		}

@@ -35,7 +35,8 @@ type KeywordFiller interface {
 type KeywordFillQuery struct {
 	Filter EntityFilter
 	Terms  []string
-	// Order lists indexes into Terms: the per-term steps, in turn.
+	// Order lists indexes into Terms: the per-term steps, in turn (with
+	// one term there is no step: it is the conjunction).
 	Order []int
 	Limit int
 	// Alternatives and Features are as in KeywordQuery.

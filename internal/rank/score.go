@@ -184,6 +184,10 @@ func (pl *Plan) termIDF(i int) float64 {
 			best = max(best, pl.weight(s)*s.IDF)
 		}
 	}
+	if best == 0 {
+		// Only in heads (names in metadata, which no chunk holds).
+		return pl.Slots[i].IDF
+	}
 	return best
 }
 
@@ -434,9 +438,20 @@ func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 		pl.fieldScores(f, tagLexemes, e.head, e.headSlot, e.field)
 	}
 	p := &pl.Params
+	// A term counts when some chunk holds it, or some candidate's head
+	// does (a name only in metadata is in no chunk).
+	present := slices.Clone(pl.Present)
+	for i := range n {
+		for _, e := range ents {
+			if present[i] {
+				break
+			}
+			present[i] = e.head[i] > 0
+		}
+	}
 	var total float64
 	for i := range n {
-		if pl.Present[i] {
+		if present[i] {
 			total += pl.termIDF(i)
 		}
 	}
@@ -444,7 +459,7 @@ func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 		var head, covered float64
 		for i := range n {
 			head += e.head[i]
-			if pl.Present[i] && (e.terms[i] > 0 || e.head[i] > 0) {
+			if present[i] && (e.terms[i] > 0 || e.head[i] > 0) {
 				covered += pl.termIDF(i)
 			}
 		}

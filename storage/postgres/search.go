@@ -691,6 +691,10 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 	for i := range and {
 		and[i] = fmt.Sprintf("tq.q[%d]", i+1)
 	}
+	nsteps := len(order)
+	if len(q.Terms) == 1 {
+		nsteps = 0 // one term's step is the conjunction
+	}
 	// Heads: after the conjunction, entities whose head matches a term
 	// (in order; per term at most q.Heads, in the index's order), each by
 	// its first chunk, up to q.Heads entities and the room left.
@@ -730,14 +734,14 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 			WHERE c.workspace_id = $1 AND c.tsv @@ (SELECT tq.q[(%[3]s::int[])[st.k + 1]] FROM tq)
 				AND %[5]s AND c.ctid <> ALL(st.ids)
 			LIMIT %[4]s - cardinality(st.ids)) y) x
-		WHERE st.k < cardinality(%[3]s::int[]) AND cardinality(st.ids) < %[4]s
+		WHERE st.k < %[9]d AND cardinality(st.ids) < %[4]s
 	)
 	SELECT CASE WHEN u.n <= cardinality(conj.ids) THEN 0 ELSE 1 END, c.id, c.entity_id, c.content, e.updated_at, c.tsv,
 		e.head, e.type, e.tags
 	FROM conj, (SELECT ids, eids FROM steps ORDER BY k DESC LIMIT 1) pool, unnest(pool.ids, pool.eids) WITH ORDINALITY u(id, eid, n)
 	JOIN chunks c ON c.ctid = u.id AND c.workspace_id = $1
 	JOIN entities e ON e.ctid = u.eid AND e.workspace_id = $1
-	ORDER BY u.n`, chunkJoin, terms, ord, limit, where, strings.Join(and, " && "), heads, altArg)
+	ORDER BY u.n`, chunkJoin, terms, ord, limit, where, strings.Join(and, " && "), heads, altArg, nsteps)
 	return sql, args, nil
 }
 

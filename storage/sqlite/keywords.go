@@ -651,8 +651,8 @@ func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) 
 		v.headStep(t, q.Order, q.Heads, &pool, seen, q.Limit)
 	}
 	for _, i := range q.Order {
-		if len(pool) >= q.Limit {
-			break
+		if len(pool) >= q.Limit || len(q.Terms) == 1 {
+			break // one term's step is the conjunction
 		}
 		step(v.ks.termMatching(t, i))
 	}

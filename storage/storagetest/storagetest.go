@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"Principal", testPrincipal},
 		{"KeywordImmediately", testKeywordImmediately},
 		{"KeywordTerms", testKeywordTerms},
+		{"KeywordTermsV2", testKeywordTermsV2},
 		{"KeywordPoolProbes", testKeywordPool},
 		{"KeywordFill", testKeywordFill}, // fill.go
 		{"VectorAlso", testVectorAlso},   // fill.go
@@ -565,8 +566,12 @@ func testKeywordImmediately(t *testing.T, open Opener) {
 	}
 }
 
+// seedRanking selects the seed's ranking, whose contract (RRF scores, the
+// coverage rule) some tests check exactly.
+func seedRanking(c *postgram.Config) { c.Search.Ranking = postgram.RankingSeed }
+
 func testKeywordTerms(t *testing.T, open Opener) {
-	e := newEnv(t, open)
+	e := newEnv(t, open, seedRanking)
 	e.emb.Fail(errors.New("keyword-only test"))
 	abc := e.store1(postgram.StoreInput{Content: "Ticket ABC-1234 tracks the login bug"}).ID
 	abcOther := e.store1(postgram.StoreInput{Content: "ABC and 1234 appear separately here"}).ID
@@ -616,6 +621,55 @@ func testKeywordTerms(t *testing.T, open Opener) {
 	if len(r.Results) != 0 {
 		// 3 of 24 terms is below the 12 required and there is no vector.
 		t.Fatalf("pasted query: coverage rule should exclude %v", ids(r))
+	}
+}
+
+// testKeywordTermsV2 checks ranking v2's reading of keyword terms: the
+// same term rules as the seed (compound identifiers, stopwords), with more
+// of the query covered ranking higher instead of a coverage cut-off, and an
+// inflected or misspelt form of a word the workspace holds finding it.
+func testKeywordTermsV2(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	e.emb.Fail(errors.New("keyword-only test"))
+	abc := e.store1(postgram.StoreInput{Content: "Ticket ABC-1234 tracks the login bug"}).ID
+	abcOther := e.store1(postgram.StoreInput{Content: "ABC and 1234 appear separately here"}).ID
+	six := e.store1(postgram.StoreInput{Content: "alpha bravo charlie"}).ID
+	two := e.store1(postgram.StoreInput{Content: "alpha bravo only"}).ID
+	stop := e.store1(postgram.StoreInput{Content: "the of and"}).ID
+	dash := e.store1(postgram.StoreInput{Content: "The latency dashboard for the checkout service"}).ID
+	name := e.store1(postgram.StoreInput{Content: "Notes from the weekly sync", Metadata: map[string]any{"name": "Whitfield"}}).ID
+	first := func(q string) (uuid.UUID, []uuid.UUID) {
+		t.Helper()
+		r := e.search(postgram.SearchRequest{Query: q})
+		if r.Stats.Ranking != postgram.RankingV2 {
+			t.Fatalf("%q: ranking %q, want v2 (the default)", q, r.Stats.Ranking)
+		}
+		got := ids(r)
+		if len(got) == 0 {
+			t.Fatalf("%q: no results", q)
+		}
+		return got[0], got
+	}
+	if top, got := first("ABC-1234"); top != abc || has(got, abcOther) {
+		t.Errorf("ABC-1234: got %v, want only %v", got, abc)
+	}
+	if top, got := first("alpha bravo charlie delta echo foxtrot"); top != six || !has(got, two) {
+		t.Errorf("more covered terms should rank first: got %v, want %v then %v", got, six, two)
+	}
+	if _, got := first("the alpha"); has(got, stop) {
+		t.Errorf("the alpha: the stopword matched %v", stop)
+	}
+	if _, got := first("the"); !has(got, stop) {
+		t.Errorf("a single stopword is kept: got %v", got)
+	}
+	if top, _ := first("dashboards"); top != dash {
+		t.Errorf("inflected form: got %v, want %v", top, dash)
+	}
+	if top, _ := first("latnecy"); top != dash {
+		t.Errorf("misspelt word: got %v, want %v", top, dash)
+	}
+	if top, _ := first("Whitfield"); top != name {
+		t.Errorf("a name only in metadata: got %v, want %v", top, name)
 	}
 }
 
@@ -670,7 +724,7 @@ func containsWord(s, w string) bool {
 }
 
 func testHybridSearch(t *testing.T, open Opener) {
-	e := newEnv(t, open)
+	e := newEnv(t, open, seedRanking)
 	docs := []string{
 		"PostgreSQL tuning guide: shared buffers, work mem and autovacuum settings",
 		"Recipe for sourdough bread with a long cold fermentation",
