@@ -95,8 +95,10 @@ type SearchResult struct {
 	// Similarity is the raw cosine similarity of the matched chunk (nil
 	// when unknown).
 	Similarity *float64 `json:"similarity"`
-	// Score is the relative RRF score: an ordering value, not a
-	// probability. First in both branches scores 2/61 ≈ 0.03279.
+	// Score is an ordering value, not a probability. Ranking v2 (the
+	// default): the fused keyword and vector evidence relative to the
+	// search's best, in (0, 1]. The seed ranking: the relative RRF score;
+	// first in both branches scores 2/61 ≈ 0.03279.
 	Score float64 `json:"score"`
 	// RecencyScore is Score with the recency multiplier applied (equal to
 	// Score when recency is off); results are ordered by it.
