@@ -6,11 +6,15 @@
 -- chunks hold the lexeme and its positions in them; the row whose lexeme is
 -- '' (never a lexeme) holds the workspace's chunk count and total length in
 -- positions. Triggers on chunks do not update it (every writer would queue
--- on the rows of common lexemes): each statement appends its net change to
--- lexeme_stats_delta, rows nobody updates, and a reader sums both tables, so
--- the statistics are current as of its snapshot. The store folds the delta
--- into lexeme_stats now and then (one folder at a time, under an advisory
--- lock; a reader sees the fold entirely or not at all).
+-- on the rows of common lexemes, and a row per lexeme per write doubled the
+-- cost of a write): each inserted or deleted chunk appends one row to
+-- lexeme_stats_delta with a copy of its tsvector and a sign. A reader adds
+-- to the folded counts the signs of the pending rows whose tsvector matches
+-- each lexeme (a binary search per row), all in one snapshot, so the
+-- statistics are current as of its statement. The store folds the pending
+-- rows into lexeme_stats in the background (one folder at a time, under an
+-- advisory lock; a reader sees a fold entirely or not at all), which keeps
+-- the pending rows few.
 CREATE TABLE lexeme_stats (
     workspace_id text NOT NULL,
     lexeme       text NOT NULL,
@@ -21,24 +25,19 @@ CREATE TABLE lexeme_stats (
 
 CREATE TABLE lexeme_stats_delta (
     workspace_id text NOT NULL,
-    lexeme       text NOT NULL,
-    chunks       bigint NOT NULL,
-    positions    bigint NOT NULL
-);
-CREATE INDEX lexeme_stats_delta_lexeme ON lexeme_stats_delta (workspace_id, lexeme);
+    sign         smallint NOT NULL, -- +1: the chunk was inserted, -1: deleted
+    positions    integer NOT NULL,  -- the chunk's length in positions
+    tsv          tsvector NOT NULL
+) WITH (toast_tuple_target = 8160);
+-- Kept inline and uncompressed where it fits: read for every search.
+ALTER TABLE lexeme_stats_delta ALTER COLUMN tsv SET STORAGE MAIN;
 
 CREATE FUNCTION postgram_chunks_stats_insert() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO lexeme_stats_delta (workspace_id, lexeme, chunks, positions)
-    SELECT n.workspace_id, u.lexeme, count(*), sum(cardinality(u.positions))
-    FROM postgram_new_chunks n, unnest(n.tsv) u
-    GROUP BY n.workspace_id, u.lexeme;
-    INSERT INTO lexeme_stats_delta (workspace_id, lexeme, chunks, positions)
-    SELECT n.workspace_id, '', count(*),
-        coalesce(sum((SELECT sum(cardinality(u.positions)) FROM unnest(n.tsv) u)), 0)
-    FROM postgram_new_chunks n
-    GROUP BY n.workspace_id;
+    INSERT INTO lexeme_stats_delta (workspace_id, sign, positions, tsv)
+    SELECT n.workspace_id, 1, (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(n.tsv) u), n.tsv
+    FROM postgram_new_chunks n;
     RETURN NULL;
 END
 $$;
@@ -46,15 +45,9 @@ $$;
 CREATE FUNCTION postgram_chunks_stats_delete() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO lexeme_stats_delta (workspace_id, lexeme, chunks, positions)
-    SELECT o.workspace_id, u.lexeme, -count(*), -sum(cardinality(u.positions))
-    FROM postgram_old_chunks o, unnest(o.tsv) u
-    GROUP BY o.workspace_id, u.lexeme;
-    INSERT INTO lexeme_stats_delta (workspace_id, lexeme, chunks, positions)
-    SELECT o.workspace_id, '', -count(*),
-        -coalesce(sum((SELECT sum(cardinality(u.positions)) FROM unnest(o.tsv) u)), 0)
-    FROM postgram_old_chunks o
-    GROUP BY o.workspace_id;
+    INSERT INTO lexeme_stats_delta (workspace_id, sign, positions, tsv)
+    SELECT o.workspace_id, -1, (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(o.tsv) u), o.tsv
+    FROM postgram_old_chunks o;
     RETURN NULL;
 END
 $$;
@@ -65,14 +58,9 @@ $$;
 CREATE FUNCTION postgram_chunks_stats_update() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO lexeme_stats_delta (workspace_id, lexeme, chunks, positions)
-    SELECT OLD.workspace_id, u.lexeme, -1, -cardinality(u.positions) FROM unnest(OLD.tsv) u
-    UNION ALL
-    SELECT OLD.workspace_id, '', -1, -coalesce((SELECT sum(cardinality(u.positions)) FROM unnest(OLD.tsv) u), 0)
-    UNION ALL
-    SELECT NEW.workspace_id, u.lexeme, 1, cardinality(u.positions) FROM unnest(NEW.tsv) u
-    UNION ALL
-    SELECT NEW.workspace_id, '', 1, coalesce((SELECT sum(cardinality(u.positions)) FROM unnest(NEW.tsv) u), 0);
+    INSERT INTO lexeme_stats_delta (workspace_id, sign, positions, tsv)
+    VALUES (OLD.workspace_id, -1, (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(OLD.tsv) u), OLD.tsv),
+        (NEW.workspace_id, 1, (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(NEW.tsv) u), NEW.tsv);
     RETURN NULL;
 END
 $$;

@@ -50,6 +50,7 @@ type searchOptions struct {
 	buildEnrichers int
 	explainFull    bool
 	stages         bool
+	ranking        string
 	noExplain      bool
 	only           string
 	targets        bool
@@ -81,6 +82,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.IntVar(&o.buildEnrichers, "build-enrichers", 1, "concurrent EnrichPending calls while building the fixture")
 	fs.BoolVar(&o.explainFull, "explain-full", false, "also print the full EXPLAIN (ANALYZE, BUFFERS) output")
 	fs.BoolVar(&o.noExplain, "no-explain", false, "skip the EXPLAIN summaries")
+	fs.StringVar(&o.ranking, "ranking", "v2", "ranking of the measured searches (v2, seed)")
 	fs.BoolVar(&o.stages, "stages", false, "also time every storage call of the measured searches and print a table per profile")
 	fs.StringVar(&o.only, "profiles", "", "comma-separated profile names to run (default all six)")
 	fs.BoolVar(&o.targets, "targets", false, "print whether each profile's p95 excluding the time inside the (stub) provider meets --target-ms")
@@ -108,6 +110,8 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 			return errors.New("--max-conns, --build-writers and --build-enrichers must be positive")
 		case !(o.targetMS > 0):
 			return errors.New("--target-ms must be positive")
+		case !postgram.RankingMode(o.ranking).Valid():
+			return fmt.Errorf("--ranking must be v2 or seed, not %q", o.ranking)
 		}
 		if o.entities-(o.chunks-o.entities) < o.narrow {
 			return fmt.Errorf("need at least --narrow (%d) one-chunk entities; lower --chunks", o.narrow)
@@ -177,8 +181,8 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	fmt.Fprintf(b.out, "  library   %s\n", buildInfo())
 	fmt.Fprintf(b.out, "  fixture   schema %s: %d entities, %d chunks, %d dims, seed %d, vocabulary %d words, %d narrow\n",
 		o.schema, o.entities, o.chunks, o.dims, o.seed, b.fx.Vocab.Size(), b.fx.NarrowCount())
-	fmt.Fprintf(b.out, "  profiles  %d warm-up + %d measured queries each, sequential, limit %d, stub delay %s per provider call\n",
-		o.warmup, o.queries, searchLimit, o.delay)
+	fmt.Fprintf(b.out, "  profiles  %d warm-up + %d measured queries each, sequential, limit %d, stub delay %s per provider call, ranking %s\n",
+		o.warmup, o.queries, searchLimit, o.delay, o.ranking)
 
 	if err := b.ensureFixture(ctx); err != nil {
 		return 0, err
@@ -189,7 +193,8 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	// queries are never answered from an earlier run.
 	b.emb = postgramtest.NewEmbedder(o.dims)
 	b.timed = &timedEmbedder{Embedder: b.emb}
-	b.client, err = postgram.New(ctx, postgram.Config{Store: b.searchStore(), Embedder: b.timed})
+	b.client, err = postgram.New(ctx, postgram.Config{Store: b.searchStore(), Embedder: b.timed,
+		Search: postgram.SearchConfig{Ranking: postgram.RankingMode(o.ranking)}})
 	if err != nil {
 		return 0, err
 	}
@@ -496,7 +501,7 @@ func (b *searchBench) profiles(ctx context.Context) ([]searchProfile, error) {
 	// 3. Queries persisted by a first run, then searched by a client whose
 	// LRU is disabled: the store's cache answers.
 	noLRU, err := postgram.New(ctx, postgram.Config{Store: b.searchStore(), Embedder: b.timed,
-		QueryCache: postgram.QueryCacheConfig{Size: -1}})
+		QueryCache: postgram.QueryCacheConfig{Size: -1}, Search: postgram.SearchConfig{Ranking: postgram.RankingMode(o.ranking)}})
 	if err != nil {
 		return nil, err
 	}

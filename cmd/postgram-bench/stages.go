@@ -70,6 +70,11 @@ func (s *stagedStore) TermFrequencies(ctx context.Context, ws string, terms []st
 	return s.Store.TermFrequencies(ctx, ws, terms)
 }
 
+func (s *stagedStore) LexemeStats(ctx context.Context, ws string, lexemes []string) (postgram.LexemeStats, error) {
+	defer s.record("lexeme stats", time.Now())
+	return s.Store.LexemeStats(ctx, ws, lexemes)
+}
+
 func (s *stagedStore) ChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
 	defer s.record("chunk similarities", time.Now())
 	return s.Store.ChunkSimilarities(ctx, ws, modelID, vec, ids)

@@ -3,12 +3,14 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/rank"
@@ -20,25 +22,37 @@ import (
 // tsqueries, and the features of keyword hits.
 
 // foldMinRows is how many pending statistics rows of a workspace make a
-// read start a fold (see foldStats).
-const foldMinRows = 64
+// read start a fold (see FoldStats): a read costs a binary search per
+// pending row and asked lexeme.
+const foldMinRows = 32
+
+// foldInterval is how often the store folds pending statistics rows when
+// nobody reads them (a bulk import), so they never pile up.
+const foldInterval = time.Second
 
 // LexemeStats implements postgram.Storage: the folded statistics plus the
-// pending delta, summed in one statement (one snapshot).
+// pending rows (lexeme_stats_delta, each a chunk's tsvector and a sign),
+// summed in one statement (one snapshot).
 func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (postgram.LexemeStats, error) {
 	st := postgram.LexemeStats{DF: make(map[string]int64, len(lexemes))}
-	keys := make([]string, 0, len(lexemes)+1)
-	keys = append(keys, "") // the workspace's totals
+	keys := make([]string, 0, len(lexemes))
+	queries := make([]string, 0, len(lexemes))
 	for _, l := range lexemes {
 		if l != "" {
-			keys = append(keys, l)
+			keys, queries = append(keys, l), append(queries, alternativesQuery([]string{l}))
 		}
 	}
-	rows, err := s.pool.Query(ctx, `SELECT x.lexeme, sum(x.chunks)::bigint, sum(x.positions)::bigint, count(*) FILTER (WHERE x.pending)
-		FROM (SELECT lexeme, chunks, positions, false AS pending FROM lexeme_stats WHERE workspace_id = $1 AND lexeme = ANY($2::text[])
+	rows, err := s.pool.Query(ctx, `WITH d AS MATERIALIZED (
+			SELECT sign, positions, tsv FROM lexeme_stats_delta WHERE workspace_id = $1
+		)
+		SELECT x.lexeme, sum(x.chunks)::bigint, sum(x.positions)::bigint, sum(x.pending)::bigint FROM (
+			SELECT lexeme, chunks, positions, 0 AS pending FROM lexeme_stats
+			WHERE workspace_id = $1 AND lexeme = ANY(array_append($2::text[], ''))
 			UNION ALL
-			SELECT lexeme, chunks, positions, true FROM lexeme_stats_delta WHERE workspace_id = $1 AND lexeme = ANY($2::text[])) x
-		GROUP BY x.lexeme`, ws, keys)
+			SELECT '', d.sign, d.sign * d.positions, 1 FROM d
+			UNION ALL
+			SELECT k.l, d.sign, 0, 0 FROM d, unnest($2::text[], $3::text[]::tsquery[]) k(l, q) WHERE d.tsv @@ k.q
+		) x GROUP BY x.lexeme`, ws, keys, queries)
 	if err != nil {
 		return st, fmt.Errorf("postgres: lexeme stats: %w", mapErr(err))
 	}
@@ -67,6 +81,20 @@ func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (p
 	return st, nil
 }
 
+// foldLoop folds pending statistics every foldInterval until ctx ends.
+func (s *Store) foldLoop(ctx context.Context) {
+	t := time.NewTicker(foldInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.startFold()
+		}
+	}
+}
+
 // startFold folds the pending statistics in the background unless a fold
 // is running already.
 func (s *Store) startFold() {
@@ -77,36 +105,38 @@ func (s *Store) startFold() {
 	go func() {
 		defer s.bg.Done()
 		defer s.folding.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(s.bgCtx, time.Minute)
 		defer cancel()
-		if _, err := s.FoldStats(ctx); err != nil {
+		if _, err := s.FoldStats(ctx); err != nil && s.bgCtx.Err() == nil {
 			s.log.Warn("postgres: folding lexeme statistics failed", "error", err)
 		}
 	}()
 }
 
-// FoldStats moves the pending statistics of every workspace
-// (lexeme_stats_delta) into lexeme_stats and returns how many rows it
-// moved. One fold runs at a time across every process sharing the schema
-// (an advisory lock; a second caller returns 0 at once). Searches read the
-// same numbers before and after a fold; it keeps the delta, which every
-// read sums, short.
+// FoldStats moves the pending statistics rows of every workspace
+// (lexeme_stats_delta) into lexeme_stats and returns how many it moved.
+// One fold runs at a time across every process sharing the schema (an
+// advisory lock; a second caller returns 0 at once). Searches read the
+// same numbers before and after a fold.
 func (s *Store) FoldStats(ctx context.Context) (int64, error) {
 	var moved int64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		moved = 0
-		var got bool
-		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.postgram_lexeme_fold'))").Scan(&got); err != nil {
+		var got, any bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.postgram_lexeme_fold')),
+			EXISTS (SELECT 1 FROM lexeme_stats_delta)`).Scan(&got, &any); err != nil {
 			return err
 		}
-		if !got {
+		if !got || !any {
 			return nil
 		}
 		rows, err := tx.Query(ctx, `WITH moved AS (
-				DELETE FROM lexeme_stats_delta RETURNING workspace_id, lexeme, chunks, positions
+				DELETE FROM lexeme_stats_delta RETURNING workspace_id, sign, positions, tsv
 			), sums AS (
-				SELECT workspace_id, lexeme, sum(chunks) AS chunks, sum(positions) AS positions, count(*) AS n
-				FROM moved GROUP BY workspace_id, lexeme
+				SELECT m.workspace_id, u.lexeme, sum(m.sign) AS chunks, sum(m.sign * cardinality(u.positions)) AS positions
+				FROM moved m, unnest(m.tsv) u GROUP BY m.workspace_id, u.lexeme
+				UNION ALL
+				SELECT m.workspace_id, '', sum(m.sign), sum(m.sign * m.positions) FROM moved m GROUP BY m.workspace_id
 			), up AS (
 				INSERT INTO lexeme_stats AS s (workspace_id, lexeme, chunks, positions)
 				SELECT workspace_id, lexeme, chunks, positions FROM sums
@@ -114,7 +144,7 @@ func (s *Store) FoldStats(ctx context.Context) (int64, error) {
 					SET chunks = s.chunks + excluded.chunks, positions = s.positions + excluded.positions
 				RETURNING s.workspace_id, s.lexeme, s.chunks
 			)
-			SELECT (SELECT coalesce(sum(n), 0)::bigint FROM sums), up.workspace_id, up.lexeme
+			SELECT (SELECT count(*) FROM moved), up.workspace_id, up.lexeme
 			FROM (SELECT 1) one LEFT JOIN up ON up.chunks <= 0 AND up.lexeme <> ''`)
 		if err != nil {
 			return err
@@ -142,6 +172,10 @@ func (s *Store) FoldStats(ctx context.Context) (int64, error) {
 			WHERE s.workspace_id = g.ws AND s.lexeme = g.lexeme AND s.chunks <= 0`, wss, lexemes)
 		return err
 	})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" {
+		return 0, nil // not migrated yet: nothing to fold
+	}
 	if err != nil {
 		return 0, fmt.Errorf("postgres: fold lexeme statistics: %w", mapErr(err))
 	}

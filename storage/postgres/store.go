@@ -105,9 +105,12 @@ type Store struct {
 	// database (fed by writeTracer, see ReadOnly).
 	writeState *writestate.Tracker
 	// folding is set while a background fold of the lexeme statistics
-	// runs (startFold); bg tracks it so Close waits.
-	folding atomic.Bool
-	bg      sync.WaitGroup
+	// runs (startFold); bg tracks the background goroutines (the folds and
+	// foldLoop) so Close waits, after cancelling bgCtx.
+	folding  atomic.Bool
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
 }
 
 var _ postgram.Storage = (*Store)(nil)
@@ -194,8 +197,15 @@ func New(pool *pgxpool.Pool, cfg Config) *Store {
 }
 
 func newStore(pool *pgxpool.Pool, cfg Config) *Store {
-	return &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}, counts: map[string]countEntry{},
+	s := &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}, counts: map[string]countEntry{},
 		writeState: &writestate.Tracker{}}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.foldLoop(s.bgCtx)
+	}()
+	return s
 }
 
 // Pool exposes the underlying pool (for admin tools).
@@ -214,6 +224,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close implements postgram.Storage.
 func (s *Store) Close() error {
+	s.bgCancel()
 	s.bg.Wait()
 	if s.ownPool {
 		s.pool.Close()
