@@ -218,63 +218,65 @@ func TestParity(t *testing.T) {
 	orderDiffs, answered := 0, 0
 	// The default cosine floor, and a low one that admits many vector-only
 	// candidates (so the vector ranking decides more of the top 10).
-	for _, threshold := range []*float64{nil, ptr(0.05)} {
-		for _, q := range queries {
-			var got [2][]uuid.UUID
-			var stats [2]postgram.SearchStats
-			for i, s := range stores {
-				r, err := s.c.Search(ctx, postgram.SearchRequest{Query: q, Limit: 10, Threshold: threshold})
-				if err != nil {
-					t.Fatalf("%s: search %q: %v", s.name, q, err)
+	for _, ranking := range []postgram.RankingMode{postgram.RankingV2, postgram.RankingSeed} {
+		for _, threshold := range []*float64{nil, ptr(0.05)} {
+			for _, q := range queries {
+				var got [2][]uuid.UUID
+				var stats [2]postgram.SearchStats
+				for i, s := range stores {
+					r, err := s.c.Search(ctx, postgram.SearchRequest{Query: q, Limit: 10, Threshold: threshold, Ranking: ranking})
+					if err != nil {
+						t.Fatalf("%s: search %q: %v", s.name, q, err)
+					}
+					if len(r.Degraded) != 0 {
+						t.Fatalf("%s: search %q degraded: %+v", s.name, q, r.Degraded)
+					}
+					for _, x := range r.Results {
+						got[i] = append(got[i], x.Entity.ID)
+					}
+					stats[i] = r.Stats
 				}
-				if len(r.Degraded) != 0 {
-					t.Fatalf("%s: search %q degraded: %+v", s.name, q, r.Degraded)
-				}
-				for _, x := range r.Results {
-					got[i] = append(got[i], x.Entity.ID)
-				}
-				stats[i] = r.Stats
-			}
-			// The corpus keeps every keyword pool below the cap, where the
-			// pool is the same set by definition on both backends.
-			for i, s := range stats {
-				if s.KeywordPool >= 200 || s.KeywordProbe == "per_term" {
-					t.Errorf("%q on %s: keyword pool %d (%s): the corpus must keep pools under the 200 cap", q, stores[i].name, s.KeywordPool, s.KeywordProbe)
-				}
-			}
-			if stats[0].KeywordPool != stats[1].KeywordPool || !slices.Equal(stats[0].Terms, stats[1].Terms) {
-				t.Errorf("%q: keyword pools differ: sqlite %d %q, postgres %d %q", q, stats[0].KeywordPool, stats[0].Terms, stats[1].KeywordPool, stats[1].Terms)
-			}
-			a, b := setOf(got[0]), setOf(got[1])
-			if !mapsEqual(a, b) {
-				var d strings.Builder
-				fmt.Fprintf(&d, "query %q: top-10 evidence sets differ (sqlite %d, postgres %d results)\n", q, len(got[0]), len(got[1]))
-				for _, id := range got[0] {
-					if !b[id] {
-						fmt.Fprintf(&d, "  - only sqlite   (rank %d): %s  %s\n", slices.Index(got[0], id)+1, id, snippet(id))
+				// The corpus keeps every keyword pool below the cap, where the
+				// pool is the same set by definition on both backends.
+				for i, s := range stats {
+					if s.KeywordPool >= 200 || s.KeywordProbe == "per_term" {
+						t.Errorf("%q on %s: keyword pool %d (%s): the corpus must keep pools under the 200 cap", q, stores[i].name, s.KeywordPool, s.KeywordProbe)
 					}
 				}
-				for _, id := range got[1] {
-					if !a[id] {
-						fmt.Fprintf(&d, "  + only postgres (rank %d): %s  %s\n", slices.Index(got[1], id)+1, id, snippet(id))
-					}
+				if stats[0].KeywordPool != stats[1].KeywordPool || !slices.Equal(stats[0].Terms, stats[1].Terms) {
+					t.Errorf("%q: keyword pools differ: sqlite %d %q, postgres %d %q", q, stats[0].KeywordPool, stats[0].Terms, stats[1].KeywordPool, stats[1].Terms)
 				}
-				t.Errorf("threshold %v: %s", deref(threshold), d.String())
-				continue
-			}
-			if !slices.Equal(got[0], got[1]) {
-				orderDiffs++
-				t.Logf("query %q: same set, different order:\n  sqlite   %s\n  postgres %s", q, short(got[0]), short(got[1]))
-			}
-			if len(got[0]) > 0 {
-				answered++
+				a, b := setOf(got[0]), setOf(got[1])
+				if !mapsEqual(a, b) {
+					var d strings.Builder
+					fmt.Fprintf(&d, "query %q: top-10 evidence sets differ (sqlite %d, postgres %d results)\n", q, len(got[0]), len(got[1]))
+					for _, id := range got[0] {
+						if !b[id] {
+							fmt.Fprintf(&d, "  - only sqlite   (rank %d): %s  %s\n", slices.Index(got[0], id)+1, id, snippet(id))
+						}
+					}
+					for _, id := range got[1] {
+						if !a[id] {
+							fmt.Fprintf(&d, "  + only postgres (rank %d): %s  %s\n", slices.Index(got[1], id)+1, id, snippet(id))
+						}
+					}
+					t.Errorf("ranking %s, threshold %v: %s", ranking, deref(threshold), d.String())
+					continue
+				}
+				if !slices.Equal(got[0], got[1]) {
+					orderDiffs++
+					t.Logf("%s query %q: same set, different order:\n  sqlite   %s\n  postgres %s", ranking, q, short(got[0]), short(got[1]))
+				}
+				if len(got[0]) > 0 {
+					answered++
+				}
 			}
 		}
 	}
-	if answered < 2*len(queries)*3/4 {
-		t.Errorf("only %d of %d searches found anything: the corpus does not exercise ranking", answered, 2*len(queries))
+	if answered < 4*len(queries)*3/4 {
+		t.Errorf("only %d of %d searches found anything: the corpus does not exercise ranking", answered, 4*len(queries))
 	}
-	t.Logf("%d documents, %d queries × 2 thresholds: %d answered, %d with the same set in a different order", len(docs), len(queries), answered, orderDiffs)
+	t.Logf("%d documents, %d queries × 2 thresholds × 2 rankings: %d answered, %d with the same set in a different order", len(docs), len(queries), answered, orderDiffs)
 }
 
 func ptr[T any](v T) *T { return &v }
