@@ -155,13 +155,15 @@ func (e *Entity) MemoryRole() MemoryRole {
 	return MemoryRole(s)
 }
 
-// Clone returns a deep copy of e (tags and metadata included).
+// Clone returns a deep copy of e (tags and metadata included; tags are
+// never nil).
 func (e *Entity) Clone() *Entity {
 	if e == nil {
 		return nil
 	}
 	c := *e
-	c.Tags = append([]string(nil), e.Tags...)
+	// Never nil: an untagged entity's tags are [] on the wire, as stored.
+	c.Tags = append(make([]string, 0, len(e.Tags)), e.Tags...)
 	c.Metadata = cloneMetadata(e.Metadata)
 	return &c
 }

@@ -74,6 +74,7 @@ func Run(t *testing.T, open Opener) {
 		{"Transfer", testTransfer},
 		{"SearchWorstQuery", testSearchWorstQuery},         // cost.go
 		{"WriteRacesEnrichment", testWriteRacesEnrichment}, // cost.go
+		{"WriteCannotHide", testWriteCannotHide},           // access.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
