@@ -476,8 +476,9 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (*ListPage, error) 
 	return page, nil
 }
 
-// QueueStatus reports the enrichment queue; failureLimit (0..100) also
-// returns that many recent failures with their messages.
+// QueueStatus reports the enrichment queue of the entities the caller may
+// see; failureLimit (0..100) also returns that many recent failures with
+// their messages.
 func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus, error) {
 	if err := c.principal.need(ScopeRead, "queue"); err != nil {
 		return QueueStatus{}, err
@@ -485,7 +486,13 @@ func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus
 	if failureLimit < 0 || failureLimit > 100 {
 		return QueueStatus{}, invalid("failure_limit", "must be between 0 and 100")
 	}
-	st, err := c.store.QueueStats(ctx, c.ws, c.cfg.Worker.MaxAttempts, failureLimit)
+	// Counts and failures cover what the caller may see (archived entities
+	// included, as Recall shows them); an administrator sees everything.
+	f, ok := c.principal.restrict(EntityFilter{IncludeArchived: true})
+	if !ok {
+		return QueueStatus{Extraction: &ExtractionQueue{}}, nil
+	}
+	st, err := c.store.QueueStats(ctx, c.ws, f, c.cfg.Worker.MaxAttempts, failureLimit)
 	if err != nil {
 		return st, fmt.Errorf("queue status: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/syncproto"
 )
 
 // Access rules of DESIGN.md §2 that issue 14 found broken: what a key
@@ -98,5 +99,180 @@ func testWriteCannotHide(t *testing.T, open Opener) {
 				t.Fatalf("the audit log holds content (%s=%q)", k, s)
 			}
 		}
+	}
+}
+
+// upFile is a sync upload of content at path.
+func upFile(path, content string) syncproto.UploadFile {
+	return syncproto.UploadFile{Path: path, SHA: syncproto.SHA([]byte(content)), Content: content}
+}
+
+func manifest(files ...syncproto.UploadFile) []syncproto.FileEntry {
+	out := make([]syncproto.FileEntry, len(files))
+	for i, f := range files {
+		out[i] = syncproto.FileEntry{Path: f.Path, SHA: f.SHA}
+	}
+	return out
+}
+
+// wantRefused fails unless err wraps target and its message names every
+// part.
+func wantRefused(t *testing.T, what string, err, target error, parts ...string) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("%s: err = %v, want %v", what, err, target)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Fatalf("%s: %q does not name %q", what, err, p)
+		}
+	}
+}
+
+// testSyncAccess: sync loads its targets through the key's rights. A
+// shared-only sync key overwrote a personal document through upload and
+// archived it through finalize without the delete scope; now a file whose
+// document the key cannot see is refused naming its path, nothing of the
+// batch is applied, archiving needs the delete scope, and status and diff
+// list only what the key can see.
+func testSyncAccess(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	priv, shared, gone := upFile("private.md", "# Private\n\ndiary\n"), upFile("shared.md", "# Shared\n"), upFile("gone.md", "# Gone\n")
+	if _, err := e.c.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{priv, shared, gone}}); err != nil {
+		t.Fatal(err)
+	}
+	docs := repoDocs(t, e.c, true)
+	personal := postgram.VisibilityPersonal
+	if _, err := e.c.Update(e.ctx, docs["private.md"].ID, postgram.UpdateInput{Version: 1, Visibility: &personal}); err != nil {
+		t.Fatal(err)
+	}
+	syncer := e.c.As(postgram.Principal{KeyID: "k-sync", ClientID: "laptop", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync},
+		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
+	deleter := e.c.As(postgram.Principal{KeyID: "k-sync-del", ClientID: "laptop",
+		Scopes:              []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync, postgram.ScopeDelete},
+		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
+	if _, err := syncer.Recall(e.ctx, docs["private.md"].ID); !errors.Is(err, postgram.ErrNotFound) {
+		t.Fatalf("the sync key sees the personal document: %v", err)
+	}
+	audits := syncAuditCount(t, e.c)
+	unchanged := func(what string) {
+		t.Helper()
+		now := repoDocs(t, e.c, true)
+		if len(now) != 3 {
+			t.Fatalf("%s: %d documents after a refused batch, want 3", what, len(now))
+		}
+		for p, d := range docs {
+			got := now[p]
+			want := d.Version
+			if p == "private.md" {
+				want++
+			}
+			if got.Version != want || got.Status != postgram.StatusActive || got.Content != d.Content {
+				t.Fatalf("%s: a refused batch changed %s: %+v", what, p, got)
+			}
+		}
+		if n := syncAuditCount(t, e.c); n != audits {
+			t.Fatalf("%s: a refused batch audited %d sync writes", what, n-audits)
+		}
+		st, err := e.c.SyncStatus(e.ctx, "notes")
+		if err != nil || len(st.Files) != 3 {
+			t.Fatalf("%s: status after a refused batch: %+v, %v", what, st, err)
+		}
+		for _, f := range st.Files {
+			if f.SyncStatus != postgram.SyncStatusSynced {
+				t.Fatalf("%s: a refused batch changed the state of %s: %+v", what, f.Path, f)
+			}
+		}
+	}
+
+	hijack := upFile("private.md", "# Private\n\nowned by the sync key\n")
+	_, err := syncer.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{upFile("new.md", "# New\n"), hijack}})
+	wantRefused(t, "upload over a hidden document", err, postgram.ErrForbidden, "files[1].path", "private.md")
+	unchanged("upload")
+	_, err = syncer.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{priv}})
+	wantRefused(t, "an unchanged upload of a hidden document", err, postgram.ErrForbidden, "private.md")
+	_, err = syncer.SyncFinalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared, priv)})
+	wantRefused(t, "finalize naming a hidden document", err, postgram.ErrForbidden, "files[1].path", "private.md")
+	unchanged("finalize naming a hidden path")
+	_, err = syncer.SyncFinalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared)})
+	wantRefused(t, "finalize archiving without the delete scope", err, postgram.ErrForbidden, "gone.md", `"delete"`)
+	unchanged("finalize without the delete scope")
+	_, err = syncer.SyncPush(e.ctx, syncproto.PushRequest{Repo: "notes", Files: []syncproto.UploadFile{shared, gone, hijack}})
+	wantRefused(t, "push over a hidden document", err, postgram.ErrForbidden, "files[2].path", "private.md")
+	unchanged("push over a hidden document")
+	_, err = syncer.SyncPush(e.ctx, syncproto.PushRequest{Repo: "notes", Files: []syncproto.UploadFile{upFile("new.md", "# New\n"), shared}})
+	wantRefused(t, "push archiving without the delete scope", err, postgram.ErrForbidden, "gone.md", `"delete"`)
+	unchanged("push without the delete scope")
+
+	// Status and diff show the key only what it can see.
+	st, err := syncer.SyncStatus(e.ctx, "notes")
+	if err != nil || len(st.Files) != 2 || st.Files[0].Path != "gone.md" || st.Files[1].Path != "shared.md" {
+		t.Fatalf("status for the sync key lists hidden files: %+v, %v", st, err)
+	}
+	diff, err := syncer.SyncDiff(e.ctx, syncproto.DiffRequest{Repo: "notes", Files: manifest(shared, priv)})
+	if err != nil || len(diff.ToUpload) != 1 || diff.ToUpload[0].Path != "private.md" || diff.ToUpload[0].Reason != syncproto.ReasonNew ||
+		len(diff.ToDelete) != 1 || diff.ToDelete[0] != "gone.md" {
+		t.Fatalf("diff for the sync key: %+v, %v", diff, err)
+	}
+
+	// With the delete scope, finalize archives what left the folder and
+	// leaves the hidden document alone.
+	fin, err := deleter.SyncFinalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared)})
+	if err != nil || fin.Deleted != 1 {
+		t.Fatalf("finalize with the delete scope: %+v, %v", fin, err)
+	}
+	now := repoDocs(t, e.c, true)
+	if now["gone.md"].Status != postgram.StatusArchived || now["private.md"].Status != postgram.StatusActive {
+		t.Fatalf("after finalize: gone %s, private %s", now["gone.md"].Status, now["private.md"].Status)
+	}
+	// A restore needs no delete scope.
+	if fin, err := syncer.SyncFinalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared, gone)}); err != nil || fin.Restored != 1 {
+		t.Fatalf("restore by the sync key: %+v, %v", fin, err)
+	}
+	// An administrator sees every file.
+	if st, err := e.c.SyncStatus(e.ctx, "notes"); err != nil || len(st.Files) != 3 {
+		t.Fatalf("admin status: %+v, %v", st, err)
+	}
+}
+
+// testQueueAccess: GET /api/queue and MCP queue returned the ids, paths
+// and error texts of documents a key gets 404 on, and workspace-wide
+// counts. Counts and failures now cover what the key can see; an
+// administrator sees everything.
+func testQueueAccess(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	other := e.c.As(postgram.Principal{KeyID: "k-other", ClientID: "other", Scopes: postgram.AllScopes})
+	mustStore(t, e.c, postgram.StoreInput{Type: postgram.TypeDocument, Content: "a personal secret", Visibility: postgram.VisibilityPersonal,
+		Metadata: map[string]any{"path": "secret/diary.md"}})
+	mustStore(t, e.c, postgram.StoreInput{Type: postgram.TypePerson, Content: "a shared person"})
+	mustStore(t, other, postgram.StoreInput{Content: "other client's session context", Metadata: map[string]any{"memory_role": "session_context"}})
+	seen := mustStore(t, e.c, postgram.StoreInput{Type: postgram.TypeDocument, Content: "a shared document"})
+	e.emb.Fail(errors.New("provider refused: quota for secret/diary.md"))
+	if _, err := e.c.EnrichPending(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	key := e.c.As(postgram.Principal{KeyID: "k-docs", ClientID: "docs", Scopes: []postgram.Scope{postgram.ScopeRead},
+		AllowedTypes: []postgram.EntityType{postgram.TypeDocument, postgram.TypeMemory}, AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
+	q, err := key.QueueStatus(e.ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Failures) != 1 || q.Failures[0].ID != seen.ID {
+		t.Fatalf("failures for a limited key: %+v", q.Failures)
+	}
+	if n := q.Embedding.Pending + q.Embedding.Completed + q.Embedding.Failed; n != 1 || q.Embedding.Failed != 1 {
+		t.Fatalf("embedding counts for a limited key cover %d entities: %+v", n, q.Embedding)
+	}
+	if x := q.Extraction; x == nil || x.Pending+x.Completed+x.Failed+x.Skipped != 1 {
+		t.Fatalf("extraction counts for a limited key: %+v", x)
+	}
+	// Another client's session context is not counted either.
+	own := e.c.As(postgram.Principal{KeyID: "k-own", ClientID: "me", Scopes: []postgram.Scope{postgram.ScopeRead}})
+	if q, err := own.QueueStatus(e.ctx, 100); err != nil || q.Embedding.Failed != 3 || len(q.Failures) != 3 {
+		t.Fatalf("queue for a key of another client: %+v %+v, %v", q.Embedding, q.Failures, err)
+	}
+	all, err := e.c.QueueStatus(e.ctx, 100)
+	if err != nil || all.Embedding.Failed != 4 || len(all.Failures) != 4 {
+		t.Fatalf("admin queue: %+v %d failures, %v", all.Embedding, len(all.Failures), err)
 	}
 }
