@@ -276,3 +276,140 @@ func testQueueAccess(t *testing.T, open Opener) {
 		t.Fatalf("admin queue: %+v %d failures, %v", all.Embedding, len(all.Failures), err)
 	}
 }
+
+// nested returns a metadata object nesting depth objects (the outer one
+// included): {"k":{"k":…{}}}.
+func nested(depth int) map[string]any {
+	m := map[string]any{}
+	for i := 1; i < depth; i++ {
+		m = map[string]any{"k": m}
+	}
+	return m
+}
+
+// testBadInputSameAnswer: metadata nested deeper than 64 levels and a NUL
+// byte in a query or any stored text are a validation error naming the
+// field, on every backend (SQLite answered 500 for deep metadata and 200
+// for a NUL query; PostgreSQL stored 9,990 levels and answered a NUL with
+// its own error text).
+func testBadInputSameAnswer(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	c := e.c
+	ent := e.store1(postgram.StoreInput{Content: "a target for updates"})
+	other := e.store1(postgram.StoreInput{Content: "a target for links"})
+	task, err := c.CreateTask(e.ctx, postgram.TaskInput{Content: "a task"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nul := "bad\x00value"
+	deep := nested(postgram.MaxMetadataDepth + 1)
+	list := func(o postgram.ListOptions) error { _, err := c.List(e.ctx, o); return err }
+	search := func(r postgram.SearchRequest) error { _, err := c.Search(e.ctx, r); return err }
+	store := func(in postgram.StoreInput) error {
+		if in.Type == "" {
+			in.Type = postgram.TypeMemory
+		}
+		if in.Content == "" {
+			in.Content = "content"
+		}
+		_, err := c.Store(e.ctx, in)
+		return err
+	}
+	update := func(in postgram.UpdateInput) error {
+		in.Version = ent.Version
+		_, err := c.Update(e.ctx, ent.ID, in)
+		return err
+	}
+	cases := []struct {
+		name, field string
+		err         error
+	}{
+		{"search query", "query", search(postgram.SearchRequest{Query: nul})},
+		{"search owner", "owner", search(postgram.SearchRequest{Query: "x", Owner: nul})},
+		{"search tag", "tags[0]", search(postgram.SearchRequest{Query: "x", Tags: []string{nul}})},
+		{"list owner", "owner", list(postgram.ListOptions{Owner: nul})},
+		{"list tag", "tags[0]", list(postgram.ListOptions{Tags: []string{nul}})},
+		{"store content", "content", store(postgram.StoreInput{Content: nul})},
+		{"store source", "source", store(postgram.StoreInput{Source: nul})},
+		{"store metadata value", "metadata", store(postgram.StoreInput{Metadata: map[string]any{"a": []any{nul}}})},
+		{"store metadata key", "metadata", store(postgram.StoreInput{Metadata: map[string]any{nul: 1}})},
+		{"store deep metadata", "metadata", store(postgram.StoreInput{Metadata: deep})},
+		{"store very deep metadata", "metadata", store(postgram.StoreInput{Metadata: nested(9990)})},
+		{"update content", "content", update(postgram.UpdateInput{Content: &nul})},
+		{"update deep metadata", "metadata", update(postgram.UpdateInput{Metadata: map[string]any{"x": deep}})},
+		{"task deep metadata", "metadata", func() error {
+			_, err := c.UpdateTask(e.ctx, task.ID, postgram.TaskUpdate{Version: task.Version, Metadata: map[string]any{"x": deep}})
+			return err
+		}()},
+		{"session context deep metadata", "metadata", func() error {
+			_, err := c.StoreSessionContext(e.ctx, postgram.SessionContextInput{Content: "ctx", Metadata: deep})
+			return err
+		}()},
+		{"session topic", "topic", func() error {
+			_, err := c.StoreSessionContext(e.ctx, postgram.SessionContextInput{Content: "ctx", Topic: nul})
+			return err
+		}()},
+		{"link deep metadata", "metadata", func() error {
+			_, err := c.Link(e.ctx, postgram.LinkInput{SourceID: ent.ID, TargetID: other.ID, Relation: "related_to", Metadata: deep})
+			return err
+		}()},
+		{"link relation", "relation", func() error {
+			_, err := c.Link(e.ctx, postgram.LinkInput{SourceID: ent.ID, TargetID: other.ID, Relation: nul})
+			return err
+		}()},
+		{"expand relation", "relation_types[0]", func() error {
+			_, err := c.Expand(e.ctx, ent.ID, postgram.ExpandOptions{RelationTypes: []string{nul}})
+			return err
+		}()},
+		{"sync content", "files[0].content", func() error {
+			_, err := c.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "r", Files: []syncproto.UploadFile{upFile("a.md", nul)}})
+			return err
+		}()},
+		{"sync path", "files[0].path", func() error {
+			_, err := c.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "r", Files: []syncproto.UploadFile{upFile("a\x00.md", "x")}})
+			return err
+		}()},
+		{"key name", "name", func() error {
+			_, _, err := c.CreateKey(e.ctx, postgram.KeySpec{Name: nul})
+			return err
+		}()},
+		{"audit operation", "operation", func() error {
+			_, err := c.Audit(e.ctx, postgram.AuditFilter{Operation: nul})
+			return err
+		}()},
+		{"audit key id", "key_id", func() error {
+			_, err := c.Audit(e.ctx, postgram.AuditFilter{KeyID: nul})
+			return err
+		}()},
+	}
+	for _, tc := range cases {
+		if tc.err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		if !errors.Is(tc.err, postgram.ErrInvalidArgument) || postgram.FieldOf(tc.err) != tc.field {
+			t.Errorf("%s: %v (field %q), want a validation error naming %q", tc.name, tc.err, postgram.FieldOf(tc.err), tc.field)
+		}
+		var be *postgram.BackendError
+		if errors.As(tc.err, &be) {
+			t.Errorf("%s: answered by the backend: %v", tc.name, tc.err)
+		}
+	}
+	// 64 levels are fine and come back as stored.
+	ok := e.store1(postgram.StoreInput{Content: "deep but allowed", Metadata: nested(postgram.MaxMetadataDepth)})
+	back, err := c.Recall(e.ctx, ok.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, m := 1, back.Metadata
+	for {
+		next, found := m["k"].(map[string]any)
+		if !found {
+			break
+		}
+		d, m = d+1, next
+	}
+	if d != postgram.MaxMetadataDepth {
+		t.Fatalf("stored %d levels, read back %d", postgram.MaxMetadataDepth, d)
+	}
+}

@@ -77,6 +77,7 @@ func Run(t *testing.T, open Opener) {
 		{"WriteCannotHide", testWriteCannotHide},           // access.go
 		{"SyncAccess", testSyncAccess},                     // access.go
 		{"QueueAccess", testQueueAccess},                   // access.go
+		{"BadInputSameAnswer", testBadInputSameAnswer},     // access.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
