@@ -43,6 +43,9 @@ func (c *Client) RecordAudit(ctx context.Context, op string, details map[string]
 	if op == "" {
 		return invalid("operation", "must not be empty")
 	}
+	if err := validateShort("operation", op, 200); err != nil {
+		return err
+	}
 	if err := c.store.AppendAudit(ctx, c.ws, c.auditEntry(op, "", details)); err != nil {
 		return fmt.Errorf("record audit: %w", err)
 	}
@@ -59,6 +62,12 @@ func (c *Client) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
 	}
 	if f.Limit == 0 {
 		f.Limit = 100
+	}
+	if err := validateShort("operation", f.Operation, 200); err != nil {
+		return nil, err
+	}
+	if err := validateShort("key_id", f.KeyID, 200); err != nil {
+		return nil, err
 	}
 	return c.store.ListAudit(ctx, c.ws, f)
 }

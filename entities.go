@@ -1,9 +1,12 @@
 package postgram
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -221,6 +224,9 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 	if err := c.principal.canWrite(next.Type, next.Visibility); err != nil {
 		return nil, err
 	}
+	if err := c.mayChange(cur, next); err != nil {
+		return nil, err
+	}
 	next.Version = cur.Version + 1
 	next.UpdatedAt = c.now()
 	var chunks []ChunkInput
@@ -231,14 +237,67 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 		next.EnrichmentError = ""
 		next.ExtractionStatus = c.extractionStatusFor(next, false)
 	}
-	audit := c.auditEntry("entity.update", id.String(), map[string]any{"version": next.Version, "content_changed": rechunk})
+	audit := c.auditEntry("entity.update", id.String(), map[string]any{"version": next.Version, "content_changed": rechunk,
+		"fields": changedFields(cur, next)})
 	if err := c.store.UpdateEntity(ctx, c.ws, next, cur.Version, chunks, audit); err != nil {
+		var ce *ConflictError
+		if errors.As(err, &ce) && ce.Current != nil && !c.principal.canSee(ce.Current) {
+			// A concurrent writer made it invisible to this key.
+			return nil, fmt.Errorf("update: entity %s: %w", id, ErrNotFound)
+		}
 		return nil, fmt.Errorf("update: %w", err)
 	}
 	if rechunk {
 		c.wake()
 	}
 	return next, nil
+}
+
+// mayChange checks the rules an update must pass beyond the write scope
+// and the key's types and visibilities: archiving is deletion (the delete
+// scope), and only the client that wrote an entity, or an administrator,
+// changes its memory_role (turning another client's durable memory into
+// session context would hide it from everyone else).
+func (c *Client) mayChange(cur, next *Entity) error {
+	if next.Status == StatusArchived && cur.Status != StatusArchived {
+		if err := c.principal.need(ScopeDelete, "setting status to archived"); err != nil {
+			return err
+		}
+	}
+	if next.MemoryRole() != cur.MemoryRole() && c.principal != nil && cur.ClientID != c.principal.ClientID {
+		return fmt.Errorf("only the client that wrote entity %s (or an administrator) may change its memory_role: %w", cur.ID, ErrForbidden)
+	}
+	return nil
+}
+
+// changedFields names the fields an update changes (never their values),
+// for the audit log.
+func changedFields(cur, next *Entity) []string {
+	out := []string{}
+	add := func(name string, changed bool) {
+		if changed {
+			out = append(out, name)
+		}
+	}
+	add("content", cur.Content != next.Content)
+	add("visibility", cur.Visibility != next.Visibility)
+	add("status", cur.Status != next.Status)
+	add("owner", cur.Owner != next.Owner)
+	add("source", cur.Source != next.Source)
+	add("tags", !slices.Equal(cur.Tags, next.Tags))
+	add("metadata", !sameJSON(cur.Metadata, next.Metadata))
+	return out
+}
+
+// sameJSON reports whether two metadata objects encode alike (so 3 and
+// 3.0 are the same value, as they are once stored).
+func sameJSON(a, b map[string]any) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
 // Delete archives an entity (a soft delete; purging is an admin act). It is
@@ -417,8 +476,9 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (*ListPage, error) 
 	return page, nil
 }
 
-// QueueStatus reports the enrichment queue; failureLimit (0..100) also
-// returns that many recent failures with their messages.
+// QueueStatus reports the enrichment queue of the entities the caller may
+// see; failureLimit (0..100) also returns that many recent failures with
+// their messages.
 func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus, error) {
 	if err := c.principal.need(ScopeRead, "queue"); err != nil {
 		return QueueStatus{}, err
@@ -426,7 +486,13 @@ func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus
 	if failureLimit < 0 || failureLimit > 100 {
 		return QueueStatus{}, invalid("failure_limit", "must be between 0 and 100")
 	}
-	st, err := c.store.QueueStats(ctx, c.ws, c.cfg.Worker.MaxAttempts, failureLimit)
+	// Counts and failures cover what the caller may see (archived entities
+	// included, as Recall shows them); an administrator sees everything.
+	f, ok := c.principal.restrict(EntityFilter{IncludeArchived: true})
+	if !ok {
+		return QueueStatus{Extraction: &ExtractionQueue{}}, nil
+	}
+	st, err := c.store.QueueStats(ctx, c.ws, f, c.cfg.Worker.MaxAttempts, failureLimit)
 	if err != nil {
 		return st, fmt.Errorf("queue status: %w", err)
 	}

@@ -114,6 +114,9 @@ const (
 	MaxOwnerLen      = 200
 	MaxSourceLen     = 2000
 	MaxMetadataBytes = 64 << 10
+	// MaxMetadataDepth bounds how deeply metadata nests objects and
+	// arrays, the metadata object itself being level 1.
+	MaxMetadataDepth = 64
 	MaxListLimit     = 500
 	DefaultListLimit = 50
 	MaxBulkIDs       = 500
@@ -155,13 +158,15 @@ func (e *Entity) MemoryRole() MemoryRole {
 	return MemoryRole(s)
 }
 
-// Clone returns a deep copy of e (tags and metadata included).
+// Clone returns a deep copy of e (tags and metadata included; tags are
+// never nil).
 func (e *Entity) Clone() *Entity {
 	if e == nil {
 		return nil
 	}
 	c := *e
-	c.Tags = append([]string(nil), e.Tags...)
+	// Never nil: an untagged entity's tags are [] on the wire, as stored.
+	c.Tags = append(make([]string, 0, len(e.Tags)), e.Tags...)
 	c.Metadata = cloneMetadata(e.Metadata)
 	return &c
 }
@@ -310,6 +315,12 @@ func validateMetadata(field string, m map[string]any) error {
 	if m == nil {
 		return nil
 	}
+	// Before encoding: the backends' JSON types disagree about depth
+	// (SQLite refuses beyond 1,000 levels, PostgreSQL stores thousands),
+	// so the library draws the line for both.
+	if tooDeep(m, 1) {
+		return invalid(field, "nests objects and arrays more than %d levels deep; flatten it", MaxMetadataDepth)
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return invalid(field, "is not representable as JSON: %v", err)
@@ -327,6 +338,33 @@ func validateMetadata(field string, m map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// tooDeep reports whether v, at nesting level depth, holds objects or
+// arrays more than MaxMetadataDepth levels deep. It never descends further
+// than that.
+func tooDeep(v any, depth int) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if depth > MaxMetadataDepth {
+			return true
+		}
+		for _, e := range x {
+			if tooDeep(e, depth+1) {
+				return true
+			}
+		}
+	case []any:
+		if depth > MaxMetadataDepth {
+			return true
+		}
+		for _, e := range x {
+			if tooDeep(e, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func itoa(i int) string {

@@ -571,20 +571,28 @@ func (c *Client) LinkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborO
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	return c.linkNeighbors(ctx, id, opts)
+	modelID, err := c.storedModel(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("link neighbors: %w", err)
+	}
+	return c.linkNeighborsOf(ctx, id, modelID, opts, true)
 }
 
+// linkNeighbors links an entity's neighbours for the extraction worker
+// (not audited: the worker's derived edges never are).
 func (c *core) linkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOptions) (*NeighborResult, error) {
 	modelID, err := c.storedModel(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("link neighbors: %w", err)
 	}
-	return c.linkNeighborsOf(ctx, id, modelID, opts)
+	return c.linkNeighborsOf(ctx, id, modelID, opts, false)
 }
 
 // linkNeighborsOf is linkNeighbors comparing the vectors of modelID (a
-// batch looks the store's model up once).
-func (c *core) linkNeighborsOf(ctx context.Context, id uuid.UUID, modelID int64, opts NeighborOptions) (*NeighborResult, error) {
+// batch looks the store's model up once). When audited, a change of the
+// entity's edges is recorded as edge.link_neighbors in the same
+// transaction.
+func (c *core) linkNeighborsOf(ctx context.Context, id uuid.UUID, modelID int64, opts NeighborOptions, audited bool) (*NeighborResult, error) {
 	res := &NeighborResult{EntityID: id, Neighbors: []NeighborLink{}}
 	e, err := c.store.GetEntity(ctx, c.ws, id)
 	if err != nil {
@@ -635,8 +643,10 @@ func (c *core) linkNeighborsOf(ctx context.Context, id uuid.UUID, modelID int64,
 	if err != nil {
 		return nil, fmt.Errorf("link neighbors: %w", err)
 	}
+	previous := 0
 	for _, x := range existing {
 		if x.Source == EdgeSourceNeighbor && x.OriginID != nil && *x.OriginID == id {
+			previous++
 			continue // ours: replaced below
 		}
 		other := x.TargetID
@@ -704,7 +714,17 @@ func (c *core) linkNeighborsOf(ctx context.Context, id uuid.UUID, modelID int64,
 			Confidence: min(max(sim, 0), 1), Source: EdgeSourceNeighbor, Metadata: map[string]any{"similarity": sim},
 			OriginID: &origin, CreatedAt: now, UpdatedAt: now}
 	}
-	removed, err := c.graph().ReplaceDerivedEdges(ctx, c.ws, id, EdgeSourceNeighbor, edges)
+	var audit *AuditEntry
+	if audited && (len(edges) > 0 || previous > 0) {
+		linked := make([]string, len(res.Neighbors))
+		for i, n := range res.Neighbors {
+			linked[i] = n.EntityID.String()
+		}
+		audit = &AuditEntry{ID: newID(), At: now, Operation: "edge.link_neighbors", EntityID: id.String(),
+			Details: map[string]any{"source": EdgeSourceNeighbor, "written": len(edges), "replaced": previous,
+				"neighbors": linked, "min_similarity": opts.MinSimilarity}}
+	}
+	removed, err := c.graph().ReplaceDerivedEdges(ctx, c.ws, id, EdgeSourceNeighbor, edges, audit)
 	if err != nil {
 		return nil, fmt.Errorf("link neighbors: %w", err)
 	}
@@ -790,7 +810,7 @@ func (c *Client) LinkNeighborsBatch(ctx context.Context, scope NeighborScope, op
 		go func() {
 			defer wg.Done()
 			for id := range next {
-				res, err := c.linkNeighborsOf(ctx, id, modelID, opts)
+				res, err := c.linkNeighborsOf(ctx, id, modelID, opts, true)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {

@@ -29,8 +29,9 @@ type GraphStorage interface {
 	FindEdges(ctx context.Context, ws string, q EdgeQuery) ([]Edge, error)
 	// ReplaceDerivedEdges, in one transaction, deletes the edges whose
 	// origin is origin and whose source is source, then upserts edges (with
-	// UpsertEdges' precedence). It returns how many edges it deleted.
-	ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []Edge) (int, error)
+	// UpsertEdges' precedence) and appends audit (when non-nil). It returns
+	// how many edges it deleted.
+	ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []Edge, audit *AuditEntry) (int, error)
 	// ChunkVectors returns the stored embeddings (for modelID) of an
 	// entity's chunks, in chunk order; chunks without one are left out.
 	ChunkVectors(ctx context.Context, ws string, entityID uuid.UUID, modelID int64) ([][]float32, error)

@@ -21,8 +21,9 @@ type LifecycleStorage interface {
 	// rolls the whole batch back; a missing entity ErrNotFound.
 	WriteBatch(ctx context.Context, ws string, ops []BatchOp) error
 	// SyncStates returns the sync state of the files of repo, by path:
-	// every file when paths is nil, else only those listed.
-	SyncStates(ctx context.Context, ws, repo string, paths []string) ([]SyncFileState, error)
+	// every file when paths is nil, else only those listed. When f is not
+	// nil, only the files whose entity f admits are returned.
+	SyncStates(ctx context.Context, ws, repo string, paths []string, f *EntityFilter) ([]SyncFileState, error)
 	// SessionContextClients lists the distinct client ids that own
 	// non-archived session-context memories, in order.
 	SessionContextClients(ctx context.Context, ws string) ([]string, error)

@@ -457,6 +457,9 @@ func (c *Client) prepareSearch(req SearchRequest) (searchPlan, error) {
 	if strings.TrimSpace(req.Query) == "" {
 		return p, invalid("query", "must not be empty or only whitespace")
 	}
+	if strings.IndexByte(req.Query, 0) >= 0 {
+		return p, invalid("query", "must not contain NUL bytes")
+	}
 	if len(req.Query) > MaxQueryBytes {
 		return p, invalid("query", "is %d bytes; the maximum is %d", len(req.Query), MaxQueryBytes)
 	}

@@ -79,9 +79,10 @@ type Storage interface {
 	// FailEmbedding records err on each job's entity, increments attempts and
 	// schedules the next attempt at retryAt.
 	FailEmbedding(ctx context.Context, ws string, jobs []EmbedJob, errMsg string, retryAt time.Time) error
-	// QueueStats summarises the enrichment queue; failureLimit > 0 also
-	// returns the most recent failures.
-	QueueStats(ctx context.Context, ws string, maxAttempts, failureLimit int) (QueueStatus, error)
+	// QueueStats summarises the enrichment queue over the entities f
+	// admits (counts and failures alike); failureLimit > 0 also returns the
+	// most recent failures.
+	QueueStats(ctx context.Context, ws string, f EntityFilter, maxAttempts, failureLimit int) (QueueStatus, error)
 
 	// GetQueryEmbedding returns a persisted query embedding and refreshes
 	// its last use.

@@ -85,20 +85,79 @@ func checkUploads(files []syncproto.UploadFile, maxFiles int) error {
 	return nil
 }
 
-// syncStates loads repo's states by path (every path when paths is nil).
-func (c *Client) syncStates(ctx context.Context, repo string, paths []string) (map[string]SyncFileState, error) {
-	list, err := c.store.SyncStates(ctx, c.ws, repo, paths)
+// syncStates loads repo's states by path (every path when paths is nil)
+// of the files whose document the caller may see; hidden holds the paths
+// whose document it may not (nil for an administrator). Writes refuse a
+// hidden path, so a key cannot overwrite, archive or restore a document
+// it cannot read.
+func (c *Client) syncStates(ctx context.Context, repo string, paths []string) (visible map[string]SyncFileState, hidden map[string]bool, err error) {
+	all, err := c.store.SyncStates(ctx, c.ws, repo, paths, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.principal == nil {
+		return byPath(all), nil, nil
+	}
+	visible, err = c.visibleSyncStates(ctx, repo, paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	hidden = map[string]bool{}
+	for _, s := range all {
+		if _, ok := visible[s.Path]; !ok {
+			hidden[s.Path] = true
+		}
+	}
+	return visible, hidden, nil
+}
+
+// visibleSyncStates loads repo's states by path (every path when paths is
+// nil) of the files whose document the caller may see: what a key cannot
+// see does not exist for it (diff, status).
+func (c *Client) visibleSyncStates(ctx context.Context, repo string, paths []string) (map[string]SyncFileState, error) {
+	var filter *EntityFilter
+	if c.principal != nil {
+		f, ok := c.principal.restrict(EntityFilter{IncludeArchived: true})
+		if !ok {
+			return map[string]SyncFileState{}, nil
+		}
+		filter = &f
+	}
+	list, err := c.store.SyncStates(ctx, c.ws, repo, paths, filter)
 	if err != nil {
 		return nil, err
 	}
+	return byPath(list), nil
+}
+
+func byPath(list []SyncFileState) map[string]SyncFileState {
 	out := make(map[string]SyncFileState, len(list))
 	for _, s := range list {
 		out[s.Path] = s
 	}
-	return out, nil
+	return out
 }
 
-// SyncDiff compares a manifest with the server's state of repo.
+// hiddenPath refuses a write to a file whose document the caller may not
+// see (field names the file in the request).
+func hiddenPath(field, path string) error {
+	return fmt.Errorf("%s: %s is synced to a document this key may not see or change: %w", field, path, ErrForbidden)
+}
+
+// refuseHidden refuses the request when one of its n files (path(i)) is
+// hidden, naming the first.
+func refuseHidden(n int, path func(int) string, hidden map[string]bool) error {
+	for i := 0; i < n; i++ {
+		if p := path(i); hidden[p] {
+			return hiddenPath(fmt.Sprintf("files[%d].path", i), p)
+		}
+	}
+	return nil
+}
+
+// SyncDiff compares a manifest with the server's state of repo, as far as
+// the caller may see it (a file whose document it may not see is new to
+// it, and its upload is refused).
 func (c *Client) SyncDiff(ctx context.Context, req syncproto.DiffRequest) (*syncproto.DiffResponse, error) {
 	if err := c.checkSync("sync diff", false); err != nil {
 		return nil, err
@@ -110,7 +169,7 @@ func (c *Client) SyncDiff(ctx context.Context, req syncproto.DiffRequest) (*sync
 	if err != nil {
 		return nil, err
 	}
-	states, err := c.syncStates(ctx, req.Repo, nil)
+	states, err := c.visibleSyncStates(ctx, req.Repo, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sync diff: %w", err)
 	}
@@ -141,7 +200,7 @@ func (c *Client) SyncDiff(ctx context.Context, req syncproto.DiffRequest) (*sync
 // syncDocument builds the write of one uploaded file: a new document, or
 // an update of the file's document (restoring it when archived). It
 // returns nil ops when the file is already synced with this content.
-func (c *Client) syncDocument(ctx context.Context, repo string, f syncproto.UploadFile, st *SyncFileState) (ops []BatchOp, created bool, err error) {
+func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncproto.UploadFile, st *SyncFileState) (ops []BatchOp, created bool, err error) {
 	now := c.now()
 	content := f.Content
 	if strings.TrimSpace(content) == "" {
@@ -157,6 +216,9 @@ func (c *Client) syncDocument(ctx context.Context, repo string, f syncproto.Uplo
 		cur, err := c.store.GetEntity(ctx, c.ws, st.EntityID)
 		if err != nil {
 			return nil, false, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if !c.principal.canSee(cur) {
+			return nil, false, hiddenPath(field, f.Path)
 		}
 		if st.SHA == f.SHA && st.Status == SyncStatusSynced && cur.Status != StatusArchived {
 			return nil, false, nil
@@ -218,8 +280,11 @@ func (c *Client) SyncUpload(ctx context.Context, req syncproto.UploadRequest) (*
 	for i, f := range req.Files {
 		paths[i] = f.Path
 	}
-	states, err := c.syncStates(ctx, req.Repo, paths)
+	states, hidden, err := c.syncStates(ctx, req.Repo, paths)
 	if err != nil {
+		return nil, fmt.Errorf("sync upload: %w", err)
+	}
+	if err := refuseHidden(len(req.Files), func(i int) string { return req.Files[i].Path }, hidden); err != nil {
 		return nil, fmt.Errorf("sync upload: %w", err)
 	}
 	res := &syncproto.UploadResponse{}
@@ -245,12 +310,12 @@ func (c *Client) SyncUpload(ctx context.Context, req syncproto.UploadRequest) (*
 func (c *Client) uploadOps(ctx context.Context, repo string, files []syncproto.UploadFile, states map[string]SyncFileState,
 	wrote func(created bool), unchanged func()) ([]BatchOp, error) {
 	var ops []BatchOp
-	for _, f := range files {
+	for i, f := range files {
 		var st *SyncFileState
 		if s, ok := states[f.Path]; ok {
 			st = &s
 		}
-		o, created, err := c.syncDocument(ctx, repo, f, st)
+		o, created, err := c.syncDocument(ctx, repo, fmt.Sprintf("files[%d].path", i), f, st)
 		if err != nil {
 			return nil, fmt.Errorf("sync: %w", err)
 		}
@@ -266,6 +331,7 @@ func (c *Client) uploadOps(ctx context.Context, repo string, files []syncproto.U
 
 // finalizeOps archives the documents of synced files missing from want
 // and restores archived documents whose file came back unchanged.
+// Archiving is deletion: it needs the delete scope.
 func (c *Client) finalizeOps(ctx context.Context, repo string, want map[string]string, states map[string]SyncFileState) (ops []BatchOp, deleted, restored, missing int, err error) {
 	now := c.now()
 	for p := range want {
@@ -307,6 +373,13 @@ func (c *Client) finalizeOps(ctx context.Context, repo string, want map[string]s
 		if cur == nil {
 			continue
 		}
+		if !c.principal.canSee(cur) {
+			return nil, 0, 0, 0, hiddenPath("files", p)
+		}
+		if st.Status == SyncStatusSynced && cur.Status != StatusArchived && !c.principal.Has(ScopeDelete) {
+			return nil, 0, 0, 0, fmt.Errorf("%s left the folder, and archiving its document needs the %q scope (this key lacks it; nothing was changed): %w",
+				p, ScopeDelete, ErrForbidden)
+		}
 		next := cur.Clone()
 		next.Version, next.UpdatedAt = cur.Version+1, now
 		state := st
@@ -345,8 +418,11 @@ func (c *Client) SyncFinalize(ctx context.Context, req syncproto.FinalizeRequest
 	if err != nil {
 		return nil, err
 	}
-	states, err := c.syncStates(ctx, req.Repo, nil)
+	states, hidden, err := c.syncStates(ctx, req.Repo, nil)
 	if err != nil {
+		return nil, fmt.Errorf("sync finalize: %w", err)
+	}
+	if err := refuseHidden(len(req.Files), func(i int) string { return req.Files[i].Path }, hidden); err != nil {
 		return nil, fmt.Errorf("sync finalize: %w", err)
 	}
 	ops, deleted, restored, missing, err := c.finalizeOps(ctx, req.Repo, want, states)
@@ -376,8 +452,11 @@ func (c *Client) SyncPush(ctx context.Context, req syncproto.PushRequest) (*sync
 	if err := checkUploads(req.Files, MaxPushFiles); err != nil {
 		return nil, err
 	}
-	states, err := c.syncStates(ctx, req.Repo, nil)
+	states, hidden, err := c.syncStates(ctx, req.Repo, nil)
 	if err != nil {
+		return nil, fmt.Errorf("sync push: %w", err)
+	}
+	if err := refuseHidden(len(req.Files), func(i int) string { return req.Files[i].Path }, hidden); err != nil {
 		return nil, fmt.Errorf("sync push: %w", err)
 	}
 	res := &syncproto.PushResponse{}
@@ -415,7 +494,8 @@ func (c *Client) SyncPush(ctx context.Context, req syncproto.PushRequest) (*sync
 	return res, nil
 }
 
-// SyncStatus lists the server's state of every file of repo.
+// SyncStatus lists the server's state of every file of repo whose document
+// the caller may see.
 func (c *Client) SyncStatus(ctx context.Context, repo string) (*syncproto.StatusResponse, error) {
 	if err := c.checkSync("sync status", false); err != nil {
 		return nil, err
@@ -423,12 +503,18 @@ func (c *Client) SyncStatus(ctx context.Context, repo string) (*syncproto.Status
 	if err := checkRepo(repo); err != nil {
 		return nil, err
 	}
-	list, err := c.store.SyncStates(ctx, c.ws, repo, nil)
+	states, err := c.visibleSyncStates(ctx, repo, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sync status: %w", err)
 	}
-	res := &syncproto.StatusResponse{Repo: repo, Files: make([]syncproto.FileStatus, 0, len(list))}
-	for _, s := range list {
+	paths := make([]string, 0, len(states))
+	for p := range states {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	res := &syncproto.StatusResponse{Repo: repo, Files: make([]syncproto.FileStatus, 0, len(states))}
+	for _, p := range paths {
+		s := states[p]
 		res.Files = append(res.Files, syncproto.FileStatus{Path: s.Path, SHA: s.SHA, SyncStatus: s.Status,
 			LastSynced: s.LastSynced.UTC().Format("2006-01-02T15:04:05.000000Z07:00"), EntityID: s.EntityID.String()})
 	}

@@ -30,8 +30,9 @@
 // Excluded: API keys (secrets stay with the store that issued them; create
 // new keys on the target), the audit log (it records who did what through
 // the source store's keys, which do not travel; the export and the import
-// are themselves audited in their stores as admin.export and
-// admin.import), the persisted query-embedding cache (derived data),
+// are themselves audited in their stores as admin.export, and
+// admin.import.start and admin.import, and fail when the audit log cannot
+// record them), the persisted query-embedding cache (derived data),
 // queue leases and retry times (process-local).
 //
 // # Import rules
@@ -216,22 +217,31 @@ func Export(ctx context.Context, st postgram.Storage, ws string, w io.Writer, op
 	if err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
+	// Audited before the end line: an export the audit log does not
+	// record fails, and its file lacks the end line, so no import takes it.
+	if err := audit(ctx, st, ws, "admin.export", map[string]any{"entities": n.Entities, "chunks": n.Chunks,
+		"embeddings": n.Embeddings, "edges": n.Edges}, opts.Now); err != nil {
+		_ = bw.Flush()
+		return n, fmt.Errorf("export: %w", err)
+	}
 	if err := enc.Encode(endLine{Kind: "end", Counts: n}); err != nil {
 		return n, fmt.Errorf("export: write end: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
 		return n, fmt.Errorf("export: %w", err)
 	}
-	audit(ctx, st, ws, "admin.export", map[string]any{"entities": n.Entities, "chunks": n.Chunks,
-		"embeddings": n.Embeddings, "edges": n.Edges}, opts.Now)
 	return n, nil
 }
 
-// audit records an export or import in the store's audit log; a failure
-// to record it does not undo the work, so it is ignored.
-func audit(ctx context.Context, st postgram.Storage, ws, op string, details map[string]any, now func() time.Time) {
-	_ = st.AppendAudit(ctx, ws, &postgram.AuditEntry{ID: uuid.New(), At: now().UTC().Truncate(time.Microsecond),
+// audit records an export or import in the store's audit log. An export
+// or import that cannot be audited fails.
+func audit(ctx context.Context, st postgram.Storage, ws, op string, details map[string]any, now func() time.Time) error {
+	err := st.AppendAudit(ctx, ws, &postgram.AuditEntry{ID: uuid.New(), At: now().UTC().Truncate(time.Microsecond),
 		Operation: op, Details: details})
+	if err != nil {
+		return fmt.Errorf("record %s in the audit log: %w", op, err)
+	}
+	return nil
 }
 
 func toEntityLine(r *postgram.EntityRecord) *entityLine {
@@ -357,13 +367,21 @@ func Import(ctx context.Context, st postgram.Storage, ws string, r io.Reader, op
 			}
 		}
 	}
+	// An import the audit log cannot record does not start; one whose
+	// completion it cannot record fails (the start entry stays).
+	if err := audit(ctx, st, ws, "admin.import.start", map[string]any{"skip_existing": opts.SkipExisting,
+		"no_embeddings": opts.NoEmbeddings}, opts.Now); err != nil {
+		return ImportStats{}, fmt.Errorf("import: nothing was imported: %w", err)
+	}
 	stats, err := run(ctx, st, ws, r, opts, false)
 	if err != nil {
 		return stats, err
 	}
-	audit(ctx, st, ws, "admin.import", map[string]any{"from_workspace": stats.Header.Workspace, "entities": stats.Entities,
+	if err := audit(ctx, st, ws, "admin.import", map[string]any{"from_workspace": stats.Header.Workspace, "entities": stats.Entities,
 		"edges": stats.Edges, "skipped_entities": stats.SkippedEntities, "skipped_edges": stats.SkippedEdges,
-		"embeddings": stats.Embeddings, "pending": stats.Pending}, opts.Now)
+		"embeddings": stats.Embeddings, "pending": stats.Pending}, opts.Now); err != nil {
+		return stats, fmt.Errorf("import: the data was imported, but %w", err)
+	}
 	return stats, nil
 }
 

@@ -379,3 +379,67 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("a truncated file imported %d entities", len(got.Entities))
 	}
 }
+
+// auditFails is a real store whose audit log refuses appends after the
+// first ok ones (a full disk, a revoked privilege).
+type auditFails struct {
+	postgram.Storage
+	ok int
+}
+
+func (a *auditFails) AppendAudit(ctx context.Context, ws string, e *postgram.AuditEntry) error {
+	if a.ok > 0 {
+		a.ok--
+		return a.Storage.AppendAudit(ctx, ws, e)
+	}
+	return errors.New("disk full")
+}
+
+// TestAuditFailureFails: an export or import the audit log cannot record
+// fails (issue 14): the export's file lacks its end line, so no import
+// takes it; an import writes nothing when its start cannot be recorded and
+// reports an error when its end cannot, on both backends.
+func TestAuditFailureFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, backend := range []struct {
+		name string
+		open func(*testing.T) postgram.Storage
+	}{{"sqlite", openSQLite}, {"postgres", openPostgres}} {
+		t.Run(backend.name, func(t *testing.T) {
+			src := backend.open(t)
+			populate(t, src)
+			var buf bytes.Buffer
+			if _, err := transfer.Export(ctx, &auditFails{Storage: src}, "default", &buf, transfer.ExportOptions{}); err == nil ||
+				!strings.Contains(err.Error(), "audit") {
+				t.Fatalf("export without audit: %v", err)
+			}
+			if _, err := transfer.Check(ctx, backend.open(t), "default", bytes.NewReader(buf.Bytes()), transfer.ImportOptions{}); err == nil {
+				t.Fatal("the file of an unaudited export imports")
+			}
+			data := export(t, src, transfer.ExportOptions{})
+
+			for _, in := range []struct {
+				name string
+				r    func() io.Reader
+			}{
+				{"file", func() io.Reader { return bytes.NewReader(data) }},
+				{"pipe", func() io.Reader { return io.MultiReader(bytes.NewReader(data)) }},
+			} {
+				dst := backend.open(t)
+				if _, err := transfer.Import(ctx, &auditFails{Storage: dst}, "default", in.r(), transfer.ImportOptions{}); err == nil ||
+					!strings.Contains(err.Error(), "audit") {
+					t.Fatalf("%s: import without audit: %v", in.name, err)
+				}
+				if n := len(read(t, dst, "default").Entities); n != 0 {
+					t.Fatalf("%s: an unaudited import wrote %d entities", in.name, n)
+				}
+				// The start is recorded, the end is not: the import fails.
+				if st, err := transfer.Import(ctx, &auditFails{Storage: dst, ok: 1}, "default", in.r(), transfer.ImportOptions{}); err == nil ||
+					!strings.Contains(err.Error(), "audit") || st.Entities == 0 {
+					t.Fatalf("%s: import whose end is not audited: %+v, %v", in.name, st, err)
+				}
+			}
+		})
+	}
+}

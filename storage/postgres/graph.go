@@ -403,8 +403,12 @@ func (s *Store) expandLevel(ctx context.Context, sql string, args []any) ([]uuid
 //
 // The origin entity is locked first, then its edges are deleted and the new
 // ones upserted in key order (see the lock order in tx.go).
-func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge) (int, error) {
+func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge, audit *postgram.AuditEntry) (int, error) {
 	order := edgeKeyOrder(edges)
+	aid, aat, akey, aclient, aop, aentity, adetails, err := auditArgs(audit)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: replace derived edges: audit: %w", err)
+	}
 	metas := make([][]byte, len(edges))
 	for i := range edges {
 		meta, err := metadataJSON(edges[i].Metadata)
@@ -414,7 +418,7 @@ func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.
 		metas[i] = meta
 	}
 	var tag pgconn.CommandTag
-	err := s.retryAborted(ctx, func() error {
+	err = s.retryAborted(ctx, func() error {
 		b := &pgx.Batch{}
 		b.Queue("SELECT 1 FROM entities WHERE workspace_id = $1 AND id = $2 FOR NO KEY UPDATE", ws, origin)
 		b.Queue("DELETE FROM edges WHERE workspace_id = $1 AND origin_id = $2 AND source = $3", ws, origin, source)
@@ -423,6 +427,10 @@ func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.
 			b.Queue(upsertEdgeSQL, ws, e.ID, e.SourceID, e.TargetID, e.Relation, e.Confidence, e.Source, metas[i],
 				e.OriginID, e.Provider, e.Model, e.PromptVersion, e.CreatedAt, e.UpdatedAt)
 		}
+		if audit != nil {
+			b.Queue(`INSERT INTO audit_log (workspace_id, id, at, key_id, client_id, operation, entity_id, details)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, ws, aid, aat, akey, aclient, aop, aentity, adetails)
+		}
 		br := s.pool.SendBatch(ctx, b)
 		_, err := br.Exec()
 		if err == nil {
@@ -430,6 +438,9 @@ func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.
 		}
 		for i := 0; err == nil && i < len(edges); i++ {
 			_, err = br.Exec() // an upsert blocked by precedence returns no row
+		}
+		if err == nil && audit != nil {
+			_, err = br.Exec()
 		}
 		if cerr := br.Close(); err == nil {
 			err = cerr

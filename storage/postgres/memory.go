@@ -303,9 +303,14 @@ func syncStateTx(ctx context.Context, tx pgx.Tx, ws string, st *postgram.SyncFil
 }
 
 // SyncStates implements postgram.LifecycleStorage.
-func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string) ([]postgram.SyncFileState, error) {
-	rows, err := s.pool.Query(ctx, `SELECT path, sha, entity_id, sync_status, last_synced FROM sync_files
-		WHERE workspace_id = $1 AND repo = $2 AND ($3::text[] IS NULL OR path = ANY($3)) ORDER BY path COLLATE "C"`, ws, repo, paths)
+func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string, f *postgram.EntityFilter) ([]postgram.SyncFileState, error) {
+	args := []any{ws, repo, paths}
+	q := `SELECT path, sha, entity_id, sync_status, last_synced FROM sync_files s
+		WHERE s.workspace_id = $1 AND s.repo = $2 AND ($3::text[] IS NULL OR s.path = ANY($3))`
+	if f != nil {
+		q += ` AND EXISTS (SELECT 1 FROM entities e WHERE e.workspace_id = $1 AND e.id = s.entity_id AND ` + filterSQL(*f, &args) + `)`
+	}
+	rows, err := s.pool.Query(ctx, q+` ORDER BY s.path COLLATE "C"`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: sync states: %w", mapErr(err))
 	}

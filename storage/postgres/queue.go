@@ -155,9 +155,11 @@ func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []postgram.Em
 }
 
 // QueueStats implements postgram.Storage.
-func (s *Store) QueueStats(ctx context.Context, ws string, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
+func (s *Store) QueueStats(ctx context.Context, ws string, f postgram.EntityFilter, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
 	var st postgram.QueueStatus
 	var ex postgram.ExtractionQueue
+	args := []any{ws, maxAttempts}
+	where := filterSQL(f, &args)
 	err := s.pool.QueryRow(ctx, `SELECT
 			count(*) FILTER (WHERE enrichment_status = 'pending'),
 			count(*) FILTER (WHERE enrichment_status = 'completed'),
@@ -168,7 +170,7 @@ func (s *Store) QueueStats(ctx context.Context, ws string, maxAttempts, failureL
 			count(*) FILTER (WHERE extraction_status = 'completed'),
 			count(*) FILTER (WHERE extraction_status = 'failed'),
 			count(*) FILTER (WHERE extraction_status = 'skipped')
-		FROM entities WHERE workspace_id = $1`, ws, maxAttempts).
+		FROM entities e WHERE e.workspace_id = $1 AND `+where, args...).
 		Scan(&st.Embedding.Pending, &st.Embedding.Completed, &st.Embedding.Failed, &st.Embedding.RetryEligible,
 			&st.Embedding.OldestPendingSecs, &ex.Pending, &ex.Completed, &ex.Failed, &ex.Skipped)
 	if err != nil {
@@ -178,13 +180,15 @@ func (s *Store) QueueStats(ctx context.Context, ws string, maxAttempts, failureL
 	if failureLimit <= 0 {
 		return st, nil
 	}
+	args = []any{ws, failureLimit}
+	where = filterSQL(f, &args)
 	rows, err := s.pool.Query(ctx, `SELECT id, type, kind, error, path, updated_at FROM (
-			SELECT id, type, 'embedding' AS kind, enrichment_error AS error, metadata ->> 'path' AS path, updated_at
-			FROM entities WHERE workspace_id = $1 AND enrichment_status = 'failed'
+			SELECT e.id, e.type, 'embedding' AS kind, e.enrichment_error AS error, e.metadata ->> 'path' AS path, e.updated_at
+			FROM entities e WHERE e.workspace_id = $1 AND e.enrichment_status = 'failed' AND `+where+`
 			UNION ALL
-			SELECT id, type, 'extraction', extraction_error, metadata ->> 'path', updated_at
-			FROM entities WHERE workspace_id = $1 AND extraction_status = 'failed'
-		) f ORDER BY updated_at DESC, id LIMIT $2`, ws, failureLimit)
+			SELECT e.id, e.type, 'extraction', e.extraction_error, e.metadata ->> 'path', e.updated_at
+			FROM entities e WHERE e.workspace_id = $1 AND e.extraction_status = 'failed' AND `+where+`
+		) f ORDER BY updated_at DESC, id LIMIT $2`, args...)
 	if err != nil {
 		return st, fmt.Errorf("postgres: queue failures: %w", mapErr(err))
 	}

@@ -441,7 +441,7 @@ const deleteDerivedSQL = "DELETE FROM edges WHERE workspace_id = ? AND origin_id
 // prepared once on the writer connection (through the statement cache), not
 // in every transaction: link-neighbors runs one per entity, and preparing
 // the upsert cost as much as running it.
-func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge) (int, error) {
+func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge, audit *postgram.AuditEntry) (int, error) {
 	metas := make([]string, len(edges))
 	for i, e := range edges {
 		m, err := metadataJSON(e.Metadata)
@@ -480,7 +480,7 @@ func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.
 				return err
 			}
 		}
-		return nil
+		return auditInsert(ctx, tx, ws, audit)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: replace derived edges: %w", mapErr(err))

@@ -281,13 +281,19 @@ func syncStateTx(ctx context.Context, tx *sql.Tx, ws string, st *postgram.SyncFi
 }
 
 // SyncStates implements postgram.LifecycleStorage.
-func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string) ([]postgram.SyncFileState, error) {
+func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string, f *postgram.EntityFilter) ([]postgram.SyncFileState, error) {
 	var list any // NULL: every path
 	if paths != nil {
 		list = stringsJSON(paths)
 	}
-	rows, err := s.query(ctx, `SELECT path, sha, entity_id, sync_status, last_synced FROM sync_files
-		WHERE workspace_id = ?1 AND repo = ?2 AND (?3 IS NULL OR path IN (SELECT value FROM json_each(?3))) ORDER BY path`, ws, repo, list)
+	args := []any{ws, repo, list, list}
+	q := `SELECT path, sha, entity_id, sync_status, last_synced FROM sync_files
+		WHERE workspace_id = ? AND repo = ? AND (? IS NULL OR path IN (SELECT value FROM json_each(?)))`
+	if f != nil {
+		args = append(args, ws)
+		q += ` AND entity_id IN (SELECT e.id FROM entities e WHERE e.workspace_id = ? AND ` + filterSQL(*f, &args) + `)`
+	}
+	rows, err := s.query(ctx, q+` ORDER BY path`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: sync states: %w", mapErr(err))
 	}

@@ -209,7 +209,7 @@ func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []postgram.Em
 }
 
 // QueueStats implements postgram.Storage.
-func (s *Store) QueueStats(ctx context.Context, ws string, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
+func (s *Store) QueueStats(ctx context.Context, ws string, f postgram.EntityFilter, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
 	var st postgram.QueueStatus
 	var ex postgram.ExtractionQueue
 	var oldest sql.NullInt64
@@ -218,17 +218,19 @@ func (s *Store) QueueStats(ctx context.Context, ws string, maxAttempts, failureL
 		return st, fmt.Errorf("sqlite: queue stats: %w", mapErr(err))
 	}
 	defer tx.Rollback()
+	args := []any{maxAttempts, ws}
+	where := filterSQL(f, &args)
 	err = tx.QueryRowContext(ctx, `SELECT
 			count(*) FILTER (WHERE enrichment_status = 'pending'),
 			count(*) FILTER (WHERE enrichment_status = 'completed'),
 			count(*) FILTER (WHERE enrichment_status = 'failed'),
-			count(*) FILTER (WHERE enrichment_status = 'failed' AND enrichment_attempts < ?2),
+			count(*) FILTER (WHERE enrichment_status = 'failed' AND enrichment_attempts < ?),
 			min(enrichment_queued_at) FILTER (WHERE enrichment_status = 'pending'),
 			count(*) FILTER (WHERE extraction_status = 'pending'),
 			count(*) FILTER (WHERE extraction_status = 'completed'),
 			count(*) FILTER (WHERE extraction_status = 'failed'),
 			count(*) FILTER (WHERE extraction_status = 'skipped')
-		FROM entities WHERE workspace_id = ?1`, ws, maxAttempts).
+		FROM entities e WHERE e.workspace_id = ? AND `+where, args...).
 		Scan(&st.Embedding.Pending, &st.Embedding.Completed, &st.Embedding.Failed, &st.Embedding.RetryEligible,
 			&oldest, &ex.Pending, &ex.Completed, &ex.Failed, &ex.Skipped)
 	if err != nil {
@@ -242,13 +244,18 @@ func (s *Store) QueueStats(ctx context.Context, ws string, maxAttempts, failureL
 	if failureLimit <= 0 {
 		return st, nil
 	}
+	args = []any{ws}
+	embWhere := filterSQL(f, &args)
+	args = append(args, ws)
+	extWhere := filterSQL(f, &args)
+	args = append(args, failureLimit)
 	rows, err := tx.QueryContext(ctx, `SELECT id, type, kind, error, path, updated_at FROM (
-			SELECT id, type, 'embedding' AS kind, enrichment_error AS error, metadata ->> '$.path' AS path, updated_at
-			FROM entities WHERE workspace_id = ?1 AND enrichment_status = 'failed'
+			SELECT e.id, e.type, 'embedding' AS kind, e.enrichment_error AS error, e.metadata ->> '$.path' AS path, e.updated_at
+			FROM entities e WHERE e.workspace_id = ? AND e.enrichment_status = 'failed' AND `+embWhere+`
 			UNION ALL
-			SELECT id, type, 'extraction', extraction_error, metadata ->> '$.path', updated_at
-			FROM entities WHERE workspace_id = ?1 AND extraction_status = 'failed'
-		) ORDER BY updated_at DESC, id LIMIT ?2`, ws, failureLimit)
+			SELECT e.id, e.type, 'extraction', e.extraction_error, e.metadata ->> '$.path', e.updated_at
+			FROM entities e WHERE e.workspace_id = ? AND e.extraction_status = 'failed' AND `+extWhere+`
+		) ORDER BY updated_at DESC, id LIMIT ?`, args...)
 	if err != nil {
 		return st, fmt.Errorf("sqlite: queue failures: %w", mapErr(err))
 	}

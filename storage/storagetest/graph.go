@@ -607,7 +607,7 @@ func testGraphPrecedence(t *testing.T, open Opener) {
 	n, err := e.store.ReplaceDerivedEdges(e.ctx, e.c.Workspace(), a.ID, postgram.EdgeSourceLLM, []postgram.Edge{
 		derived(a.ID, b.ID, "involves", postgram.EdgeSourceLLM, 0.4),
 		derived(a.ID, c.ID, "mentions", postgram.EdgeSourceLLM, 0.6),
-	})
+	}, nil)
 	if err != nil || n != 0 {
 		t.Fatalf("ReplaceDerivedEdges: %d, %v", n, err)
 	}
@@ -629,7 +629,7 @@ func testGraphPrecedence(t *testing.T, open Opener) {
 		t.Fatalf("semantic neighbour replaced an LLM edge: %+v", es[0])
 	}
 	// Re-extraction replaces exactly the edges of that origin and source.
-	n, err = e.store.ReplaceDerivedEdges(e.ctx, e.c.Workspace(), a.ID, postgram.EdgeSourceLLM, nil)
+	n, err = e.store.ReplaceDerivedEdges(e.ctx, e.c.Workspace(), a.ID, postgram.EdgeSourceLLM, nil, nil)
 	if err != nil || n != 1 {
 		t.Fatalf("retract: %d, %v", n, err)
 	}
@@ -645,7 +645,7 @@ func testGraphPrecedence(t *testing.T, open Opener) {
 	if took.Source != postgram.EdgeSourceManual || took.Confidence != 1 || took.OriginID != nil || took.Provider != "" {
 		t.Fatalf("manual link over a derived edge: %+v", took)
 	}
-	if n, _ := e.store.ReplaceDerivedEdges(e.ctx, e.c.Workspace(), a.ID, postgram.EdgeSourceLLM, nil); n != 0 {
+	if n, _ := e.store.ReplaceDerivedEdges(e.ctx, e.c.Workspace(), a.ID, postgram.EdgeSourceLLM, nil, nil); n != 0 {
 		t.Fatalf("retraction touched a manual edge")
 	}
 	// FindEdges by source and confidence (the maintenance queries).
@@ -745,6 +745,28 @@ func testGraphNeighbors(t *testing.T, open Opener) {
 	}
 	if res, _ := e.c.LinkNeighbors(e.ctx, far.ID, postgram.NeighborOptions{MinSimilarity: 0.9}); len(res.Neighbors) != 0 {
 		t.Fatalf("dissimilar entity linked: %+v", res)
+	}
+	// Every pass that changed an entity's edges is audited with it (issue
+	// 14): a's two writing passes and the stricter one that removed its
+	// edge; not the dry run, nor passes that changed nothing.
+	audit, err := e.c.Audit(e.ctx, postgram.AuditFilter{Operation: "edge.link_neighbors"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ofA []postgram.AuditEntry
+	for _, x := range audit {
+		switch x.EntityID {
+		case a.ID.String():
+			ofA = append(ofA, x)
+		case far.ID.String(), sc.ID.String():
+			t.Fatalf("a pass that changed nothing was audited: %+v", x)
+		}
+	}
+	num := func(v any) int { f, _ := v.(float64); return int(f) }
+	if len(ofA) != 3 || num(ofA[0].Details["written"]) != 0 || num(ofA[0].Details["replaced"]) != 1 ||
+		num(ofA[1].Details["written"]) != 1 || num(ofA[1].Details["replaced"]) != 1 ||
+		num(ofA[2].Details["written"]) != 1 || num(ofA[2].Details["replaced"]) != 0 {
+		t.Fatalf("link-neighbors audit of a: %+v", ofA)
 	}
 	if _, err := e.c.As(postgram.Principal{Scopes: postgram.AllScopes}).LinkNeighbors(e.ctx, a.ID, postgram.NeighborOptions{}); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("LinkNeighbors for a key: %v", err)

@@ -75,6 +75,10 @@ func Run(t *testing.T, open Opener) {
 		{"Transfer", testTransfer},
 		{"SearchWorstQuery", testSearchWorstQuery},         // cost.go
 		{"WriteRacesEnrichment", testWriteRacesEnrichment}, // cost.go
+		{"WriteCannotHide", testWriteCannotHide},           // access.go
+		{"SyncAccess", testSyncAccess},                     // access.go
+		{"QueueAccess", testQueueAccess},                   // access.go
+		{"BadInputSameAnswer", testBadInputSameAnswer},     // access.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

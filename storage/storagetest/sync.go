@@ -101,7 +101,9 @@ func syncAuditCount(t *testing.T, c *postgram.Client) int {
 // exact counts and contents after each run.
 func testMarkdownSync(t *testing.T, open Opener) {
 	e := newEnv(t, open)
-	c := e.c.As(postgram.Principal{ClientID: "laptop", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync}})
+	// Files leave the folder below: archiving their documents needs the
+	// delete scope.
+	c := e.c.As(postgram.Principal{ClientID: "laptop", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync, postgram.ScopeDelete}})
 	root := t.TempDir()
 	const n = 2000
 	for i := 0; i < n; i++ {

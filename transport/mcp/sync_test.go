@@ -15,7 +15,9 @@ import (
 func TestSyncTools(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	key := e.key(t, postgram.KeySpec{Name: "notes-agent", ClientID: "agent", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync}})
+	// inbox.md leaves the folder below: archiving needs the delete scope.
+	key := e.key(t, postgram.KeySpec{Name: "notes-agent", ClientID: "agent",
+		Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync, postgram.ScopeDelete}})
 	c := connect(t, e.ts.URL, bearer(key))
 
 	plan := "# Plan\n\nShip SYNCMCP-7 on Friday.\n"

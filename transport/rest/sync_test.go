@@ -24,12 +24,15 @@ func manifestOf(files ...map[string]any) []map[string]any {
 	return out
 }
 
+// syncKey is a laptop's key: read, sync, and delete (finalize archives the
+// documents of files that left the folder).
 func (e *env) syncKey() string {
-	return e.key(postgram.KeySpec{Name: "laptop", ClientID: "laptop", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync}})
+	return e.key(postgram.KeySpec{Name: "laptop", ClientID: "laptop",
+		Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync, postgram.ScopeDelete}})
 }
 
 // TestSync runs the three phases, the single-shot push and the status over
-// HTTP with a key that has only the read and sync scopes.
+// HTTP with a key that has the read, sync and delete scopes (not write).
 func TestSync(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
