@@ -142,6 +142,11 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		return resp, nil
 	}
 	p.filter = f
+	if r, ok := c.store.(Refresher); ok {
+		if ctx, err = r.Refresh(ctx); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
 
 	var (
 		wg                sync.WaitGroup

@@ -17,6 +17,16 @@ type SimilarityScorer interface {
 	ChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error)
 }
 
+// Refresher is implemented by stores whose reads first check whether other
+// processes committed since the last read (SQLite, whose in-memory indexes
+// follow the file). Refresh runs that check once and returns a context
+// under which the store's reads skip it: a search makes several reads, and
+// every commit that finished before the search began is reflected in all of
+// them. The context is for one operation; it is not a snapshot.
+type Refresher interface {
+	Refresh(ctx context.Context) (context.Context, error)
+}
+
 // KeywordFiller is implemented by stores that can build the whole keyword
 // pool in one call (one statement on PostgreSQL) instead of one probe per
 // step. The library still decides the order of the terms; the store only

@@ -337,6 +337,10 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 	return ws, a, nil
 }
 
+// freshKey marks a context whose operation began with a check of this
+// index (Store.Refresh); its value is the *index.
+type freshKey struct{}
+
 // ensureFresh brings the index up to date with the file when another
 // connection (another process, or this one's writer) committed since the
 // last check. Every commit that finished before the call is reflected when
@@ -347,6 +351,9 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 func (ix *index) ensureFresh(ctx context.Context) error {
 	if !ix.isLoaded() {
 		return errNotMigrated
+	}
+	if fresh, _ := ctx.Value(freshKey{}).(*index); fresh == ix {
+		return nil // checked when the operation began (Store.Refresh)
 	}
 	ix.freshMu.Lock()
 	defer ix.freshMu.Unlock()

@@ -185,6 +185,18 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 	return res, nil
 }
 
+var _ postgram.Refresher = (*Store)(nil)
+
+// Refresh implements postgram.Refresher: the index catches up with commits
+// of other processes once, and reads under the returned context skip the
+// check.
+func (s *Store) Refresh(ctx context.Context) (context.Context, error) {
+	if err := s.idx.ensureFresh(ctx); err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, freshKey{}, s.idx), nil
+}
+
 // LexemeStats implements postgram.Storage from the keyword index: live
 // chunks, their total length and each lexeme's live posting count.
 func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (postgram.LexemeStats, error) {
