@@ -168,16 +168,22 @@ func (q *Query) Mask(d *Doc) uint32 {
 // occurs in d: for each term the earliest first position of its own
 // lexemes (0 unless all occur), then each alternative's; 0 when absent.
 func (q *Query) FirstPositions(d *Doc, dst []uint16) []uint16 {
-	first := func(l int) uint16 {
-		if !d.Present[l] || len(d.Pos[l]) == 0 {
-			return 0
+	first := make([]uint16, len(q.Lexemes))
+	for l := range first {
+		if d.Present[l] && len(d.Pos[l]) > 0 {
+			first[l] = d.Pos[l][0]
 		}
-		return d.Pos[l][0]
 	}
+	return q.SlotFirsts(first, dst)
+}
+
+// SlotFirsts is FirstPositions from each query lexeme's first position in
+// a document (first[l], 0 when absent).
+func (q *Query) SlotFirsts(first []uint16, dst []uint16) []uint16 {
 	for _, ls := range q.Of {
 		var p uint16
 		for _, l := range ls {
-			f := first(l)
+			f := first[l]
 			if f == 0 {
 				p = 0
 				break
@@ -190,7 +196,7 @@ func (q *Query) FirstPositions(d *Doc, dst []uint16) []uint16 {
 	}
 	for _, ls := range q.Alt {
 		for _, l := range ls {
-			dst = append(dst, first(l))
+			dst = append(dst, first[l])
 		}
 	}
 	return dst

@@ -400,12 +400,14 @@ func (v *kwView) score(slots []int32, q *terms, feats bool) ([]uint32, []float32
 	masks, ranks := make([]uint32, len(slots)), make([]float32, len(slots))
 	var fs []features
 	var heads map[int32]headFeatures // by entity slot
-	var hd docTerms
-	var tfs []uint16 // every chunk's TF, one allocation
+	var first []uint16               // per query lexeme, its first position in a head
+	var tfs, hpos []uint16           // every chunk's TF and every head's positions, one allocation each
 	if feats {
 		fs = make([]features, len(slots))
 		heads = map[int32]headFeatures{}
+		first = make([]uint16, len(q.Lexemes))
 		tfs = make([]uint16, 0, len(slots)*q.Slots())
+		hpos = make([]uint16, 0, len(slots)*q.Slots())
 	}
 	for k, s := range slots {
 		if ks.walk[s] {
@@ -424,10 +426,12 @@ func (v *kwView) score(slots []int32, q *terms, feats bool) ([]uint32, []float32
 			a := &v.sp.ents[e]
 			hf = headFeatures{typ: a.typ, tags: a.tags, len: a.headLen}
 			if len(a.head) > 0 {
-				if err := q.scan(a.head, &hd); err != nil {
+				if err := q.firstPositions(a.head, first); err != nil {
 					return nil, nil, nil, fmt.Errorf("head of entity %s: %w", a.id, err)
 				}
-				hf.pos = q.FirstPositions(&hd, nil)
+				start := len(hpos)
+				hpos = q.SlotFirsts(first, hpos)
+				hf.pos = hpos[start:len(hpos):len(hpos)]
 			}
 			heads[e] = hf
 		}
