@@ -271,6 +271,7 @@ type entity struct {
 	bestKW   int // candidate of the best chunk (-1: none)
 	sim      float64
 	hasSim   bool
+	fielded  bool // fieldScores ran (for its first chunk with features)
 	bestVec  int
 	coverage float64
 	score    float64
@@ -435,7 +436,12 @@ func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 		if e.bestKW < 0 || sc > e.body {
 			e.body, e.bestKW = sc, ci
 		}
-		pl.fieldScores(f, tagLexemes, e.head, e.headSlot, e.field)
+		if !e.fielded {
+			// The name fields, tags and type are the entity's: the same
+			// for each of its chunks.
+			e.fielded = true
+			pl.fieldScores(f, tagLexemes, e.head, e.headSlot, e.field)
+		}
 	}
 	p := &pl.Params
 	// A term counts when some chunk holds it, or some candidate's head
