@@ -72,6 +72,30 @@ func (c *Client) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
 	return c.store.ListAudit(ctx, c.ws, f)
 }
 
+// PruneAudit is the audit log's retention: it deletes the workspace's
+// entries from before the cut-off and records the prune (audit.prune, with
+// the cut-off and how many entries it deleted) in the same transaction;
+// the store refuses every other change to the log. The cut-off must not lie
+// in the future. With dryRun it only counts the entries. Admin only.
+func (c *Client) PruneAudit(ctx context.Context, before time.Time, dryRun bool) (int, error) {
+	if c.principal != nil {
+		return 0, fmt.Errorf("pruning the audit log is an admin operation: %w", ErrForbidden)
+	}
+	if before.IsZero() {
+		return 0, invalid("before", "is required: entries older than this time are deleted")
+	}
+	before = before.UTC().Truncate(time.Microsecond)
+	if before.After(c.now()) {
+		return 0, invalid("before", "%s is in the future; the cut-off must not be later than now", before.Format(time.RFC3339))
+	}
+	audit := c.auditEntry("audit.prune", "", map[string]any{"before": before.Format(time.RFC3339Nano)})
+	n, err := c.store.PruneAudit(ctx, c.ws, before, dryRun, audit)
+	if err != nil {
+		return 0, fmt.Errorf("prune audit: %w", err)
+	}
+	return n, nil
+}
+
 func errIs(err, target error) bool { return errors.Is(err, target) }
 
 // Stats summarises the workspace. Admin only.

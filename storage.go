@@ -113,6 +113,11 @@ type Storage interface {
 	AppendAudit(ctx context.Context, ws string, e *AuditEntry) error
 	// ListAudit lists audit entries matching f, newest first.
 	ListAudit(ctx context.Context, ws string, f AuditFilter) ([]AuditEntry, error)
+	// PruneAudit deletes the audit entries of ws from before the cut-off
+	// (the audit table refuses every other UPDATE and DELETE) and appends
+	// audit, its Details["deleted"] set to how many it deleted, in the same
+	// transaction. With dryRun it only counts them.
+	PruneAudit(ctx context.Context, ws string, before time.Time, dryRun bool, audit *AuditEntry) (int, error)
 
 	// Stats counts the workspace's entities and chunks and sizes the store.
 	Stats(ctx context.Context, ws string) (StoreStats, error)

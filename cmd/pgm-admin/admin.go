@@ -61,6 +61,61 @@ func (a *app) auditCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.KeyID, "key", "", "only entries made with this key id")
 	cmd.Flags().StringVar(&f.Operation, "operation", "", "only this operation (entity.store, entity.update, entity.delete, key.create, key.revoke, admin.sql)")
 	cmd.Flags().IntVar(&f.Limit, "limit", 100, "at most this many entries (1-10000)")
+	cmd.AddCommand(a.auditPruneCmd())
+	return cmd
+}
+
+// auditPruneCmd is `pgm-admin audit prune`: the audit log's retention, the
+// one way to remove entries (the store refuses every other UPDATE and
+// DELETE of the log), itself audited.
+func (a *app) auditPruneCmd() *cobra.Command {
+	var (
+		before      string
+		dryRun, yes bool
+	)
+	cmd := &cobra.Command{
+		Use:   "prune --before DATE",
+		Short: "Delete audit entries older than a date (the log's retention; the prune is itself audited)",
+		Long: `prune deletes the workspace's audit entries from before --before and records
+the prune (audit.prune, with the cut-off and the number deleted) in the
+same transaction. It is the only way to remove entries: the audit table
+refuses UPDATE and DELETE otherwise, from pgm-admin sql and psql too.
+--dry-run counts the entries; deleting needs --yes.`,
+		Example: `  pgm-admin audit prune --before 2025-01-01 --dry-run
+  pgm-admin audit prune --before 365d --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.TrimSpace(before) == "" {
+				return usageError{"--before is required: a date (2025-01-01), an RFC 3339 time or an age (365d)"}
+			}
+			cut, err := parseWhen("before", before)
+			if err != nil {
+				return err
+			}
+			if !dryRun && !yes {
+				return usageError{"audit prune deletes audit entries: preview with --dry-run, then run again with --yes"}
+			}
+			if err := a.openStore(cmd.Context()); err != nil {
+				return err
+			}
+			n, err := a.client.PruneAudit(cmd.Context(), cut, dryRun)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return json.NewEncoder(a.stdout).Encode(map[string]any{"dry_run": dryRun, "before": cut.UTC(), "count": n})
+			}
+			if dryRun {
+				fmt.Fprintf(a.stdout, "would delete %d audit entries from before %s (dry run)\n", n, cut.UTC().Format(time.RFC3339))
+			} else {
+				fmt.Fprintf(a.stdout, "deleted %d audit entries from before %s (recorded as audit.prune)\n", n, cut.UTC().Format(time.RFC3339))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&before, "before", "", "delete entries older than this date (2025-01-01), RFC 3339 time or age (365d); required")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "count the entries; delete nothing")
+	cmd.Flags().BoolVar(&yes, "yes", false, "confirm the deletion")
 	return cmd
 }
 
@@ -71,7 +126,8 @@ func dash(s string) string {
 	return s
 }
 
-// parseWhen accepts RFC 3339 or an age such as 30m, 4h, 7d.
+// parseWhen accepts RFC 3339, a date (midnight UTC) or an age such as 30m,
+// 4h, 7d.
 func parseWhen(field, s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -79,6 +135,9 @@ func parseWhen(field, s string) (time.Time, error) {
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil // midnight UTC
 	}
 	if strings.HasSuffix(s, "d") {
 		var n int
@@ -89,7 +148,7 @@ func parseWhen(field, s string) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 		return time.Now().Add(-d), nil
 	}
-	return time.Time{}, &postgram.FieldError{Field: field, Message: fmt.Sprintf("%q is neither an RFC 3339 time nor an age like 30m, 4h or 7d", s)}
+	return time.Time{}, &postgram.FieldError{Field: field, Message: fmt.Sprintf("%q is neither a date (2025-01-31), an RFC 3339 time nor an age like 30m, 4h or 7d", s)}
 }
 
 func (a *app) statsCmd() *cobra.Command {

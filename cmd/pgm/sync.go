@@ -38,7 +38,9 @@ restart) is resumed by running the same command again, without duplicates
 or losses; a run with no change writes nothing.
 
 The repository name (--repo) defaults to DIR's base name. The API key needs
-the sync scope. Progress is drawn on standard error when it is a terminal
+the sync scope, and the delete scope to archive the documents of files that
+left the folder (without it such a sync is refused and changes nothing).
+Progress is drawn on standard error when it is a terminal
 (--quiet turns it off; --progress prints one plain line per batch when it
 is not). The summary counts files created, updated, unchanged (restored
 files are also unchanged), deleted (archived) and restored.`

@@ -45,6 +45,48 @@ func (s *Store) AppendAudit(ctx context.Context, ws string, a *postgram.AuditEnt
 	return nil
 }
 
+// PruneAudit implements postgram.Storage. The prune sets
+// postgram.audit_prune for its own transaction only, which migration 012's
+// trigger lets delete.
+func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dryRun bool, audit *postgram.AuditEntry) (int, error) {
+	if dryRun {
+		var n int
+		err := s.pool.QueryRow(ctx, "SELECT count(*) FROM audit_log WHERE workspace_id = $1 AND at < $2", ws, before).Scan(&n)
+		if err != nil {
+			return 0, fmt.Errorf("postgres: prune audit: %w", mapErr(err))
+		}
+		return n, nil
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT set_config('postgram.audit_prune', 'on', true)"); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, "DELETE FROM audit_log WHERE workspace_id = $1 AND at < $2", ws, before)
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		if _, err := tx.Exec(ctx, "SELECT set_config('postgram.audit_prune', 'off', true)"); err != nil {
+			return err
+		}
+		if audit != nil {
+			a := *audit
+			a.Details = make(map[string]any, len(audit.Details)+1)
+			for k, v := range audit.Details {
+				a.Details[k] = v
+			}
+			a.Details["deleted"] = n
+			return auditInsert(ctx, tx, ws, &a)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("postgres: prune audit: %w", mapErr(err))
+	}
+	return int(n), nil
+}
+
 // ListAudit implements postgram.Storage.
 func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter) ([]postgram.AuditEntry, error) {
 	args := sqlArgs{ws}

@@ -36,6 +36,55 @@ func (s *Store) AppendAudit(ctx context.Context, ws string, a *postgram.AuditEnt
 	return nil
 }
 
+// PruneAudit implements postgram.Storage. The prune opens the gate of
+// migration 010's trigger inside its own transaction only.
+func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dryRun bool, audit *postgram.AuditEntry) (int, error) {
+	if dryRun {
+		var n int
+		err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM audit_log WHERE workspace_id = ? AND at < ?", ws, micros(before)).Scan(&n)
+		if err != nil {
+			return 0, fmt.Errorf("sqlite: prune audit: %w", mapErr(err))
+		}
+		return n, nil
+	}
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO audit_prune_gate (open) VALUES (1)"); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM audit_log WHERE workspace_id = ? AND at < ?", ws, micros(before))
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM audit_prune_gate"); err != nil {
+			return err
+		}
+		if audit != nil {
+			a := *audit
+			a.Details = withDeleted(audit.Details, n)
+			return auditInsert(ctx, tx, ws, &a)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: prune audit: %w", mapErr(err))
+	}
+	return int(n), nil
+}
+
+// withDeleted returns a copy of details with "deleted" set to n.
+func withDeleted(details map[string]any, n int64) map[string]any {
+	out := make(map[string]any, len(details)+1)
+	for k, v := range details {
+		out[k] = v
+	}
+	out["deleted"] = n
+	return out
+}
+
 // ListAudit implements postgram.Storage.
 func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter) ([]postgram.AuditEntry, error) {
 	args := []any{ws}

@@ -2,9 +2,12 @@ package storagetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/syncproto"
@@ -411,5 +414,72 @@ func testBadInputSameAnswer(t *testing.T, open Opener) {
 	}
 	if d != postgram.MaxMetadataDepth {
 		t.Fatalf("stored %d levels, read back %d", postgram.MaxMetadataDepth, d)
+	}
+}
+
+// testAuditPrune: the audit log's retention (pgm-admin audit prune) deletes
+// the entries from before the cut-off and records itself, in one
+// transaction; it is an administrator's act; the cut-off is required and
+// not in the future. (Each backend's own tests prove that its audit table
+// refuses UPDATE and DELETE otherwise.)
+func testAuditPrune(t *testing.T, open Opener) {
+	var mu sync.Mutex
+	clock := time.Now().Add(-30 * 24 * time.Hour)
+	e := newEnv(t, open, func(c *postgram.Config) {
+		c.Now = func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return clock
+		}
+	})
+	set := func(t time.Time) { mu.Lock(); clock = t; mu.Unlock() }
+	for i := 0; i < 3; i++ {
+		e.store1(postgram.StoreInput{Content: fmt.Sprintf("old entry %d", i)})
+	}
+	set(time.Now().Add(-time.Hour))
+	for i := 0; i < 2; i++ {
+		e.store1(postgram.StoreInput{Content: fmt.Sprintf("recent entry %d", i)})
+	}
+	set(time.Now())
+	cut := time.Now().Add(-7 * 24 * time.Hour)
+
+	key := e.c.As(postgram.Principal{KeyID: "k", ClientID: "k", Scopes: postgram.AllScopes})
+	if _, err := key.PruneAudit(e.ctx, cut, false); !errors.Is(err, postgram.ErrForbidden) {
+		t.Fatalf("a key pruned the audit log: %v", err)
+	}
+	if _, err := e.c.PruneAudit(e.ctx, time.Time{}, false); postgram.FieldOf(err) != "before" {
+		t.Fatalf("prune without a cut-off: %v", err)
+	}
+	if _, err := e.c.PruneAudit(e.ctx, time.Now().Add(time.Hour), false); postgram.FieldOf(err) != "before" {
+		t.Fatalf("prune with a future cut-off: %v", err)
+	}
+	if n, err := e.c.PruneAudit(e.ctx, cut, true); err != nil || n != 3 {
+		t.Fatalf("dry run: %d, %v", n, err)
+	}
+	if all, _ := e.c.Audit(e.ctx, postgram.AuditFilter{}); len(all) != 5 {
+		t.Fatalf("a dry run deleted entries: %d left", len(all))
+	}
+	n, err := e.c.PruneAudit(e.ctx, cut, false)
+	if err != nil || n != 3 {
+		t.Fatalf("prune: %d, %v", n, err)
+	}
+	all, err := e.c.Audit(e.ctx, postgram.AuditFilter{})
+	if err != nil || len(all) != 3 {
+		t.Fatalf("after the prune: %+v, %v", all, err)
+	}
+	if p := all[0]; p.Operation != "audit.prune" || fmt.Sprint(p.Details["deleted"]) != "3" || p.Details["before"] == nil {
+		t.Fatalf("the prune is not audited: %+v", p)
+	}
+	for _, a := range all[1:] {
+		if a.Operation != "entity.store" || a.At.Before(cut) {
+			t.Fatalf("the prune left or removed the wrong entries: %+v", all)
+		}
+	}
+	// Pruning again deletes nothing and is recorded too.
+	if n, err := e.c.PruneAudit(e.ctx, cut, false); err != nil || n != 0 {
+		t.Fatalf("second prune: %d, %v", n, err)
+	}
+	if p, _ := e.c.Audit(e.ctx, postgram.AuditFilter{Operation: "audit.prune"}); len(p) != 2 {
+		t.Fatalf("prunes audited: %d", len(p))
 	}
 }

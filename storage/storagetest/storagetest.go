@@ -79,6 +79,7 @@ func Run(t *testing.T, open Opener) {
 		{"SyncAccess", testSyncAccess},                     // access.go
 		{"QueueAccess", testQueueAccess},                   // access.go
 		{"BadInputSameAnswer", testBadInputSameAnswer},     // access.go
+		{"AuditPrune", testAuditPrune},                     // access.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/transport/apierror"
+	"github.com/postgram-go/postgram/transport/requestlog"
 )
 
 // Authenticator verifies an API key and returns the client that acts for
@@ -113,6 +114,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			apierror.Write(w, env)
 		}
 		return
+	}
+	if p := c.Principal(); p != nil {
+		requestlog.SetKeyID(r.Context(), p.KeyID)
 	}
 	if r.ContentLength > MaxRequestBytes {
 		apierror.Write(w, apierror.New(apierror.PayloadTooLarge, fmt.Sprintf(

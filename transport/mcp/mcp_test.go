@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,37 +25,68 @@ import (
 	"github.com/postgram-go/postgram/internal/toon"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
+	"github.com/postgram-go/postgram/storage/sqlite"
 	pmcp "github.com/postgram-go/postgram/transport/mcp"
+	"github.com/postgram-go/postgram/transport/rest"
 )
 
-// env is one test's server: a fresh schema, an admin client, the MCP
-// server and its HTTP endpoint.
+// env is one test's server: a fresh store (a PostgreSQL schema unless
+// newEnvOn names sqlite), an admin client, the MCP server and its HTTP
+// endpoint behind the access log.
 type env struct {
 	admin *postgram.Client
+	emb   *postgramtest.Embedder
 	srv   *server.MCPServer
 	ts    *httptest.Server
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { return newEnvOn(t, "postgres", nil) }
+
+// backends are the stores the access tests run on.
+var backends = []string{"sqlite", "postgres"}
+
+// newEnvOn builds an env on backend ("sqlite" or "postgres"). Logs go to
+// logs as JSON at level Debug when it is non-nil, else to the test log at
+// Warn.
+func newEnvOn(t testing.TB, backend string, logs io.Writer) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, postgres.Config{URL: pgtest.Schema(t), MaxConns: 4})
-	if err != nil {
-		t.Fatalf("open: %v", err)
+	var st postgram.Storage
+	switch backend {
+	case "sqlite":
+		s, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "postgram.db")})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+		st = s
+	default:
+		s, err := postgres.Open(ctx, postgres.Config{URL: pgtest.Schema(t), MaxConns: 4})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+		st = s
 	}
-	t.Cleanup(func() { _ = st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	admin, err := postgram.New(ctx, postgram.Config{Store: st, Embedder: postgramtest.NewEmbedder(64)})
+	emb := postgramtest.NewEmbedder(64)
+	admin, err := postgram.New(ctx, postgram.Config{Store: st, Embedder: emb})
 	if err != nil {
 		t.Fatalf("new client: %v", err)
 	}
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if logs != nil {
+		logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	srv := pmcp.NewServer(pmcp.Config{Client: admin, Version: "test", Logger: logger})
-	ts := httptest.NewServer(pmcp.HTTPHandler(srv, admin, logger))
+	ts := httptest.NewServer(rest.RequestID(rest.AccessLog(logger)(pmcp.HTTPHandler(srv, admin, logger))))
 	t.Cleanup(ts.Close)
-	return &env{admin: admin, srv: srv, ts: ts}
+	return &env{admin: admin, emb: emb, srv: srv, ts: ts}
 }
 
 type testWriter struct{ t testing.TB }

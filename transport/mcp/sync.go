@@ -49,7 +49,8 @@ func syncTools() []toolSpec {
 				"document, unchanged ones are not written. files must be the WHOLE folder: synced files of the repo missing "+
 				"from this call are archived (restored when sent again unchanged). Use it for notes you maintain as files; "+
 				"use store for one-off documents. At most %d files; larger folders are synced with the pgm CLI (`pgm sync DIR`). "+
-				"Returns {created, updated, unchanged, deleted, restored}. Needs a key with the sync scope.", postgram.MaxPushFiles),
+				"Returns {created, updated, unchanged, deleted, restored}. Needs a key with the sync scope, and the delete scope "+
+				"when files are archived.", postgram.MaxPushFiles),
 			Params: []param{
 				syncRepoParam,
 				{Name: "files", Kind: kindObjects, Required: true, Items: map[string]any{

@@ -152,32 +152,37 @@ type runner struct {
 	maxResult int64
 }
 
-// handler returns the mcp-go handler of t.
+// handler returns the mcp-go handler of t. Its log lines carry the tool
+// and, for an authenticated call, the API key's id (never arguments).
 func (r *runner) handler(t toolSpec) server.ToolHandlerFunc {
 	params := t.params()
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		start := time.Now()
+		keyID := ""
 		defer func() {
 			if p := recover(); p != nil {
-				r.log.ErrorContext(ctx, "mcp: tool panicked", "tool", t.Name, "panic", p, "stack", string(debug.Stack()))
-				res = r.failure(ctx, t.Name, fmt.Errorf("tool %s panicked: %v", t.Name, p))
+				r.log.ErrorContext(ctx, "mcp: tool panicked", "tool", t.Name, "key_id", keyID, "panic", p, "stack", string(debug.Stack()))
+				res = r.failure(ctx, t.Name, keyID, fmt.Errorf("tool %s panicked: %v", t.Name, p))
 			}
 		}()
 		c, err := r.client(ctx, req)
 		if err != nil {
-			return r.failure(ctx, t.Name, err), nil
+			return r.failure(ctx, t.Name, keyID, err), nil
+		}
+		if p := c.Principal(); p != nil {
+			keyID = p.KeyID
 		}
 		raw, err := rawArguments(req)
 		if err != nil {
-			return r.failure(ctx, t.Name, err), nil
+			return r.failure(ctx, t.Name, keyID, err), nil
 		}
 		a, err := coerce(params, raw)
 		if err != nil {
-			return r.failure(ctx, t.Name, err), nil
+			return r.failure(ctx, t.Name, keyID, err), nil
 		}
 		rep, err := t.Handler(ctx, c, a)
 		if err != nil {
-			return r.failure(ctx, t.Name, err), nil
+			return r.failure(ctx, t.Name, keyID, err), nil
 		}
 		v := rep.Compact
 		if a.bool(argFullResponse) && rep.Full != nil {
@@ -185,9 +190,9 @@ func (r *runner) handler(t toolSpec) server.ToolHandlerFunc {
 		}
 		res, err = render(v, t.TOON && a.bool(argTOON), r.maxResult)
 		if err != nil {
-			return r.failure(ctx, t.Name, err), nil
+			return r.failure(ctx, t.Name, keyID, err), nil
 		}
-		r.log.DebugContext(ctx, "mcp: tool call", "tool", t.Name, "duration", time.Since(start))
+		r.log.DebugContext(ctx, "mcp: tool call", "tool", t.Name, "key_id", keyID, "duration", time.Since(start))
 		return res, nil
 	}
 }
@@ -257,15 +262,15 @@ func render(v any, asTOON bool, maxBytes int64) (*mcp.CallToolResult, error) {
 // failure renders err as a tool error carrying the error envelope, in the
 // text content and as structuredContent. Internal faults are logged and
 // reported without their details.
-func (r *runner) failure(ctx context.Context, tool string, err error) *mcp.CallToolResult {
+func (r *runner) failure(ctx context.Context, tool, keyID string, err error) *mcp.CallToolResult {
 	env := apierror.From(err)
 	switch {
 	case env.Error.Code == apierror.Internal:
-		r.log.ErrorContext(ctx, "mcp: tool failed", "tool", tool, "err", err)
+		r.log.ErrorContext(ctx, "mcp: tool failed", "tool", tool, "key_id", keyID, "err", err)
 	case errors.Is(err, postgram.ErrUnavailable), errors.Is(err, postgram.ErrEmbeddingFailed):
-		r.log.WarnContext(ctx, "mcp: tool failed", "tool", tool, "code", env.Error.Code, "err", err)
+		r.log.WarnContext(ctx, "mcp: tool failed", "tool", tool, "key_id", keyID, "code", env.Error.Code, "err", err)
 	default:
-		r.log.DebugContext(ctx, "mcp: tool refused", "tool", tool, "code", env.Error.Code, "err", err)
+		r.log.DebugContext(ctx, "mcp: tool refused", "tool", tool, "key_id", keyID, "code", env.Error.Code, "err", err)
 	}
 	js := env.JSON()
 	return &mcp.CallToolResult{

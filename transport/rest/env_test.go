@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
+	"github.com/postgram-go/postgram/storage/sqlite"
 	"github.com/postgram-go/postgram/transport/apierror"
 	"github.com/postgram-go/postgram/transport/rest"
 )
@@ -24,7 +26,7 @@ import (
 // httptest server running the full middleware chain.
 type env struct {
 	t      testing.TB
-	pg     *postgres.Store
+	pg     *postgres.Store // nil on SQLite
 	client *postgram.Client
 	emb    *postgramtest.Embedder
 	server *rest.Server
@@ -36,16 +38,39 @@ type env struct {
 
 type envOption func(*rest.Config)
 
-func newEnv(t testing.TB, opts ...envOption) *env {
+func newEnv(t testing.TB, opts ...envOption) *env { return newEnvOn(t, "postgres", opts...) }
+
+// backends are the stores the access tests run on.
+var backends = []string{"sqlite", "postgres"}
+
+// newEnvOn builds an env on backend: "sqlite" (a file under t.TempDir;
+// e.pg is nil) or "postgres" (a fresh schema).
+func newEnvOn(t testing.TB, backend string, opts ...envOption) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, postgres.Config{URL: pgtest.Schema(t), MaxConns: 4})
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
+	var st postgram.Storage
+	var pg *postgres.Store
+	switch backend {
+	case "sqlite":
+		s, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "postgram.db")})
+		if err != nil {
+			t.Fatalf("open store: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+		st = s
+	default:
+		s, err := postgres.Open(ctx, postgres.Config{URL: pgtest.Schema(t), MaxConns: 4})
+		if err != nil {
+			t.Fatalf("open store: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+		st, pg = s, s
 	}
 	emb := postgramtest.NewEmbedder(64)
 	logs := &syncBuffer{}
@@ -62,7 +87,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	h := rest.RequestID(rest.AccessLog(logger)(rest.Recover(logger)(srv)))
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
-	e := &env{t: t, pg: st, client: client, emb: emb, server: srv, http: hs, logs: logs}
+	e := &env{t: t, pg: pg, client: client, emb: emb, server: srv, http: hs, logs: logs}
 	e.admin = e.key(postgram.KeySpec{Name: "admin", Scopes: postgram.AllScopes})
 	return e
 }

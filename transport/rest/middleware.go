@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/transport/apierror"
+	"github.com/postgram-go/postgram/transport/requestlog"
 )
 
 // RequestIDHeader carries the request id in both directions.
@@ -55,36 +55,12 @@ func saneRequestID(id string) bool {
 	return true
 }
 
-// requestState is shared, through the context, between AccessLog and the
-// handlers it wraps: the auth middleware records the key id there.
-type requestState struct {
-	mu    sync.Mutex
-	keyID string
-}
-
-type stateKey struct{}
-
-func stateFrom(ctx context.Context) *requestState {
-	st, _ := ctx.Value(stateKey{}).(*requestState)
-	return st
-}
-
-func (s *requestState) setKeyID(id string) {
-	s.mu.Lock()
-	s.keyID = id
-	s.mu.Unlock()
-}
-
-func (s *requestState) getKeyID() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.keyID
-}
-
 // AccessLog logs one line per request through logger: method, path (never
 // the query string, which may carry an apiKey, and never headers), status,
 // response bytes, duration, request id and, for an authenticated request,
-// the API key's id. 5xx responses log at level Error, others at Info.
+// the API key's id (recorded through package requestlog by the REST API's
+// and the MCP endpoint's authentication). 5xx responses log at level
+// Error, others at Info.
 func AccessLog(logger *slog.Logger) func(http.Handler) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -92,7 +68,7 @@ func AccessLog(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			st := &requestState{}
+			ctx, st := requestlog.NewContext(r.Context())
 			sw := &statusWriter{ResponseWriter: w}
 			path := r.URL.Path
 			if len(path) > 1024 {
@@ -117,12 +93,12 @@ func AccessLog(logger *slog.Logger) func(http.Handler) http.Handler {
 					slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 					slog.String("request_id", RequestIDFrom(r.Context())),
 				}
-				if k := st.getKeyID(); k != "" {
+				if k := st.KeyID(); k != "" {
 					attrs = append(attrs, slog.String("key_id", k))
 				}
 				logger.LogAttrs(r.Context(), level, "http request", attrs...)
 			}()
-			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
+			next.ServeHTTP(sw, r.WithContext(ctx))
 		})
 	}
 }

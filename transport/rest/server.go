@@ -28,6 +28,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/transport/apierror"
+	"github.com/postgram-go/postgram/transport/requestlog"
 )
 
 // DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is zero.
@@ -183,9 +184,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		if p := c.Principal(); p != nil {
-			if st := stateFrom(r.Context()); st != nil {
-				st.setKeyID(p.KeyID)
-			}
+			requestlog.SetKeyID(r.Context(), p.KeyID)
 		}
 		next.ServeHTTP(w, r.WithContext(WithClient(r.Context(), c)))
 	})
