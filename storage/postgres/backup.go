@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,11 +29,28 @@ const (
 // keys.
 func (s *Store) ReadBackup(ctx context.Context, sink postgram.BackupSink) error {
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		for _, step := range []func(context.Context, pgx.Tx, postgram.BackupSink) error{
-			backupModels, backupEntities, backupEdges, backupKeys, backupAudit, backupSyncFiles,
+		if err := backupModels(ctx, tx, sink); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT workspace_id FROM entities UNION SELECT workspace_id FROM api_keys
+			UNION SELECT workspace_id FROM audit_log`)
+		if err != nil {
+			return err
+		}
+		wss, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		// Byte order, as SQLite sorts: a backup's records come in the same
+		// order whichever backend wrote them.
+		slices.Sort(wss)
+		for _, step := range []func(context.Context, pgx.Tx, string, postgram.BackupSink) error{
+			backupEntities, backupEdges, backupKeys, backupAudit, backupSyncFiles,
 		} {
-			if err := step(ctx, tx, sink); err != nil {
-				return err
+			for _, ws := range wss {
+				if err := step(ctx, tx, ws, sink); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -77,15 +95,14 @@ func utcPtr(t *time.Time) *time.Time {
 	return &u
 }
 
-func backupEntities(ctx context.Context, tx pgx.Tx, sink postgram.BackupSink) error {
-	afterWS, afterID := "", uuid.Nil
-	first := true
+func backupEntities(ctx context.Context, tx pgx.Tx, ws string, sink postgram.BackupSink) error {
+	var after *uuid.UUID
 	for {
 		rows, err := tx.Query(ctx, "SELECT e.workspace_id, "+entityCols+`, e.metadata, e.chunk_generation,
 				e.enrichment_queued_at, e.enrichment_retry_at, e.extraction_queued_at, e.extraction_retry_at,
 				e.extraction_provider, e.extraction_model
-			FROM entities e WHERE $1 OR (e.workspace_id, e.id) > ($2, $3)
-			ORDER BY e.workspace_id, e.id LIMIT $4`, first, afterWS, afterID, backupPage)
+			FROM entities e WHERE e.workspace_id = $1 AND ($2::uuid IS NULL OR e.id > $2)
+			ORDER BY e.id LIMIT $3`, ws, after, backupPage)
 		if err != nil {
 			return err
 		}
@@ -93,15 +110,14 @@ func backupEntities(ctx context.Context, tx pgx.Tx, sink postgram.BackupSink) er
 		for rows.Next() {
 			r := &postgram.BackupEntity{}
 			var raw []byte
-			var ws string
 			var qa, ra, xqa, xra *time.Time
-			e, err := scanEntityAfter(rows, &ws, &raw, &r.ChunkGeneration, &qa, &ra, &xqa, &xra, &r.ExtractionProvider, &r.ExtractionModel)
+			e, err := scanEntityAfter(rows, &r.Workspace, &raw, &r.ChunkGeneration, &qa, &ra, &xqa, &xra, &r.ExtractionProvider, &r.ExtractionModel)
 			if err != nil {
 				rows.Close()
 				return err
 			}
 			e.Metadata = nil
-			r.Workspace, r.Entity, r.Metadata = ws, *e, json.RawMessage(raw)
+			r.Entity, r.Metadata = *e, json.RawMessage(raw)
 			r.EnrichmentQueuedAt, r.EnrichmentRetryAt, r.ExtractionQueuedAt, r.ExtractionRetryAt = utcPtr(qa), utcPtr(ra), utcPtr(xqa), utcPtr(xra)
 			recs = append(recs, r)
 		}
@@ -123,8 +139,7 @@ func backupEntities(ctx context.Context, tx pgx.Tx, sink postgram.BackupSink) er
 		if len(recs) < backupPage {
 			return nil
 		}
-		first = false
-		afterWS, afterID = recs[len(recs)-1].Workspace, recs[len(recs)-1].Entity.ID
+		after = &recs[len(recs)-1].Entity.ID
 	}
 }
 
@@ -145,8 +160,7 @@ func scanEntityAfter(rows pgx.Rows, ws *string, extra ...any) (*postgram.Entity,
 	return &e, nil
 }
 
-// backupChunks reads the chunks of one page of entities (one workspace
-// or, at a page's workspace boundary, several).
+// backupChunks reads the chunks of one page of entities.
 func backupChunks(ctx context.Context, tx pgx.Tx, recs []*postgram.BackupEntity) error {
 	type key struct {
 		ws string
@@ -187,24 +201,24 @@ func backupChunks(ctx context.Context, tx pgx.Tx, recs []*postgram.BackupEntity)
 	return rows.Err()
 }
 
-func backupEdges(ctx context.Context, tx pgx.Tx, sink postgram.BackupSink) error {
-	afterWS, afterID, first := "", uuid.Nil, true
+func backupEdges(ctx context.Context, tx pgx.Tx, ws string, sink postgram.BackupSink) error {
+	var after *uuid.UUID
 	for {
 		rows, err := tx.Query(ctx, "SELECT ed.workspace_id, "+edgeCols+` FROM edges ed
-			WHERE $1 OR (ed.workspace_id, ed.id) > ($2, $3) ORDER BY ed.workspace_id, ed.id LIMIT $4`, first, afterWS, afterID, backupRowPage)
+			WHERE ed.workspace_id = $1 AND ($2::uuid IS NULL OR ed.id > $2) ORDER BY ed.id LIMIT $3`, ws, after, backupRowPage)
 		if err != nil {
 			return err
 		}
 		var edges []postgram.BackupEdge
 		for rows.Next() {
-			var ws string
-			e, err := scanEdgeAfter(rows, &ws)
+			var w string
+			e, err := scanEdgeAfter(rows, &w)
 			if err != nil {
 				rows.Close()
 				return err
 			}
 			e.Confidence = float32Value(e.Confidence)
-			edges = append(edges, postgram.BackupEdge{Workspace: ws, Edge: e})
+			edges = append(edges, postgram.BackupEdge{Workspace: w, Edge: e})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -218,8 +232,7 @@ func backupEdges(ctx context.Context, tx pgx.Tx, sink postgram.BackupSink) error
 		if len(edges) < backupRowPage {
 			return nil
 		}
-		first = false
-		afterWS, afterID = edges[len(edges)-1].Workspace, edges[len(edges)-1].ID
+		after = &edges[len(edges)-1].ID
 	}
 }
 
@@ -243,8 +256,8 @@ func scanEdgeAfter(rows pgx.Rows, ws *string) (postgram.Edge, error) {
 	return e, nil
 }
 
-func backupKeys(ctx context.Context, tx pgx.Tx, sink postgram.BackupSink) error {
-	rows, err := tx.Query(ctx, "SELECT workspace_id, key_hash, "+keyCols+" FROM api_keys ORDER BY workspace_id, id")
+func backupKeys(ctx context.Context, tx pgx.Tx, ws string, sink postgram.BackupSink) error {
+	rows, err := tx.Query(ctx, "SELECT workspace_id, key_hash, "+keyCols+" FROM api_keys WHERE workspace_id = $1 ORDER BY id", ws)
 	if err != nil {
 		return err
 	}
@@ -295,11 +308,11 @@ func scanKeyAfter(rows pgx.Rows, ws *string, hash *[]byte) (*postgram.APIKey, er
 	return &k, nil
 }
 
-func backupAudit(ctx context.Context, tx pgx.Tx, sink postgram.BackupSink) error {
-	afterWS, afterID, first := "", uuid.Nil, true
+func backupAudit(ctx context.Context, tx pgx.Tx, ws string, sink postgram.BackupSink) error {
+	var after *uuid.UUID
 	for {
 		rows, err := tx.Query(ctx, `SELECT workspace_id, id, at, key_id, client_id, operation, entity_id, details FROM audit_log
-			WHERE $1 OR (workspace_id, id) > ($2, $3) ORDER BY workspace_id, id LIMIT $4`, first, afterWS, afterID, backupRowPage)
+			WHERE workspace_id = $1 AND ($2::uuid IS NULL OR id > $2) ORDER BY id LIMIT $3`, ws, after, backupRowPage)
 		if err != nil {
 			return err
 		}
@@ -330,14 +343,13 @@ func backupAudit(ctx context.Context, tx pgx.Tx, sink postgram.BackupSink) error
 		if len(out) < backupRowPage {
 			return nil
 		}
-		first = false
-		afterWS, afterID = out[len(out)-1].Workspace, out[len(out)-1].ID
+		after = &out[len(out)-1].ID
 	}
 }
 
-func backupSyncFiles(ctx context.Context, tx pgx.Tx, sink postgram.BackupSink) error {
+func backupSyncFiles(ctx context.Context, tx pgx.Tx, ws string, sink postgram.BackupSink) error {
 	rows, err := tx.Query(ctx, `SELECT workspace_id, repo, path, sha, entity_id, sync_status, last_synced FROM sync_files
-		ORDER BY workspace_id, repo COLLATE "C", path COLLATE "C"`)
+		WHERE workspace_id = $1 ORDER BY repo COLLATE "C", path COLLATE "C"`, ws)
 	if err != nil {
 		return err
 	}

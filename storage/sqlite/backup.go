@@ -43,16 +43,26 @@ func (s *Store) ReadBackup(ctx context.Context, sink postgram.BackupSink) error 
 	}
 	defer conn.ExecContext(context.Background(), "ROLLBACK")
 	// A deferred transaction takes its snapshot at its first read.
-	for _, step := range []func(context.Context, *sql.Conn, postgram.BackupSink) error{
-		backupModels, backupEntities, backupEdges, backupKeys, backupAudit, backupSyncFiles,
+	err = backupModels(ctx, conn, sink)
+	var wss []string
+	if err == nil {
+		wss, err = backupWorkspaces(ctx, conn)
+	}
+	for _, step := range []func(context.Context, *sql.Conn, string, postgram.BackupSink) error{
+		backupEntities, backupEdges, backupKeys, backupAudit, backupSyncFiles,
 	} {
-		if err := step(ctx, conn, sink); err != nil {
-			var cb errCallback
-			if errors.As(err, &cb) {
-				return cb.err
+		for _, ws := range wss {
+			if err == nil {
+				err = step(ctx, conn, ws, sink)
 			}
-			return fmt.Errorf("sqlite: read backup: %w", mapErr(err))
 		}
+	}
+	var cb errCallback
+	if errors.As(err, &cb) {
+		return cb.err
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: read backup: %w", mapErr(err))
 	}
 	return nil
 }
@@ -85,14 +95,33 @@ func backupModels(ctx context.Context, conn *sql.Conn, sink postgram.BackupSink)
 	return nil
 }
 
-func backupEntities(ctx context.Context, conn *sql.Conn, sink postgram.BackupSink) error {
-	afterWS, afterID := "", ""
+// backupWorkspaces lists the workspaces with rows, in byte order.
+func backupWorkspaces(ctx context.Context, conn *sql.Conn) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT workspace_id FROM entities UNION SELECT workspace_id FROM api_keys
+		UNION SELECT workspace_id FROM audit_log ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ws string
+		if err := rows.Scan(&ws); err != nil {
+			return nil, err
+		}
+		out = append(out, ws)
+	}
+	return out, rows.Err()
+}
+
+func backupEntities(ctx context.Context, conn *sql.Conn, ws string, sink postgram.BackupSink) error {
+	afterID := ""
 	for {
 		rows, err := conn.QueryContext(ctx, "SELECT e.workspace_id, "+entityCols+`, e.chunk_generation,
 				e.enrichment_queued_at, e.enrichment_retry_at, e.extraction_queued_at, e.extraction_retry_at,
 				e.extraction_provider, e.extraction_model
-			FROM entities e WHERE (e.workspace_id, e.id) > (?, ?)
-			ORDER BY e.workspace_id, e.id LIMIT ?`, afterWS, afterID, backupPage)
+			FROM entities e WHERE e.workspace_id = ? AND e.id > ?
+			ORDER BY e.id LIMIT ?`, ws, afterID, backupPage)
 		if err != nil {
 			return err
 		}
@@ -116,7 +145,7 @@ func backupEntities(ctx context.Context, conn *sql.Conn, sink postgram.BackupSin
 		if len(recs) == 0 {
 			return nil
 		}
-		if err := backupChunks(ctx, conn, afterWS, afterID, recs); err != nil {
+		if err := backupChunks(ctx, conn, ws, afterID, recs); err != nil {
 			return err
 		}
 		for _, r := range recs {
@@ -127,7 +156,7 @@ func backupEntities(ctx context.Context, conn *sql.Conn, sink postgram.BackupSin
 		if len(recs) < backupPage {
 			return nil
 		}
-		afterWS, afterID = recs[len(recs)-1].Workspace, recs[len(recs)-1].Entity.ID.String()
+		afterID = recs[len(recs)-1].Entity.ID.String()
 	}
 }
 
@@ -157,10 +186,10 @@ func scanEntityAfter(rows *sql.Rows, ws *string, extra ...any) (*postgram.Entity
 	return &e, meta, nil
 }
 
-// backupChunks reads the chunks of one page of entities: the entities
-// after (afterWS, afterID) up to the page's last, a range of the
+// backupChunks reads the chunks of one page of entities: those of the
+// entities of ws after afterID up to the page's last, a range of the
 // chunks_entity index.
-func backupChunks(ctx context.Context, conn *sql.Conn, afterWS, afterID string, recs []*postgram.BackupEntity) error {
+func backupChunks(ctx context.Context, conn *sql.Conn, ws, afterID string, recs []*postgram.BackupEntity) error {
 	type key struct{ ws, id string }
 	byID := make(map[key]*postgram.BackupEntity, len(recs))
 	for _, r := range recs {
@@ -170,8 +199,8 @@ func backupChunks(ctx context.Context, conn *sql.Conn, afterWS, afterID string, 
 	rows, err := conn.QueryContext(ctx, `SELECT c.workspace_id, c.entity_id, c.id, c.chunk_index, c.content, c.start_offset, c.end_offset,
 			v.model_id, v.embedding
 		FROM chunks c LEFT JOIN chunk_embeddings v ON v.chunk_rid = c.rid
-		WHERE (c.workspace_id, c.entity_id) > (?, ?) AND (c.workspace_id, c.entity_id) <= (?, ?)
-		ORDER BY c.workspace_id, c.entity_id, c.chunk_index`, afterWS, afterID, last.Workspace, last.Entity.ID.String())
+		WHERE c.workspace_id = ? AND c.entity_id > ? AND c.entity_id <= ?
+		ORDER BY c.entity_id, c.chunk_index`, ws, afterID, last.Entity.ID.String())
 	if err != nil {
 		return err
 	}
@@ -199,11 +228,11 @@ func backupChunks(ctx context.Context, conn *sql.Conn, afterWS, afterID string, 
 	return rows.Err()
 }
 
-func backupEdges(ctx context.Context, conn *sql.Conn, sink postgram.BackupSink) error {
-	afterWS, afterID := "", ""
+func backupEdges(ctx context.Context, conn *sql.Conn, ws string, sink postgram.BackupSink) error {
+	afterID := ""
 	for {
 		rows, err := conn.QueryContext(ctx, "SELECT ed.workspace_id, "+edgeCols+` FROM edges ed
-			WHERE (ed.workspace_id, ed.id) > (?, ?) ORDER BY ed.workspace_id, ed.id LIMIT ?`, afterWS, afterID, backupRowPage)
+			WHERE ed.workspace_id = ? AND ed.id > ? ORDER BY ed.id LIMIT ?`, ws, afterID, backupRowPage)
 		if err != nil {
 			return err
 		}
@@ -232,7 +261,7 @@ func backupEdges(ctx context.Context, conn *sql.Conn, sink postgram.BackupSink) 
 		if len(edges) < backupRowPage {
 			return nil
 		}
-		afterWS, afterID = edges[len(edges)-1].Workspace, edges[len(edges)-1].ID.String()
+		afterID = edges[len(edges)-1].ID.String()
 	}
 }
 
@@ -244,8 +273,8 @@ type wsScanner struct {
 
 func (w *wsScanner) Scan(dest ...any) error { return w.row.Scan(append([]any{w.ws}, dest...)...) }
 
-func backupKeys(ctx context.Context, conn *sql.Conn, sink postgram.BackupSink) error {
-	rows, err := conn.QueryContext(ctx, "SELECT workspace_id, "+keyCols+", key_hash FROM api_keys ORDER BY workspace_id, id")
+func backupKeys(ctx context.Context, conn *sql.Conn, ws string, sink postgram.BackupSink) error {
+	rows, err := conn.QueryContext(ctx, "SELECT workspace_id, "+keyCols+", key_hash FROM api_keys WHERE workspace_id = ? ORDER BY id", ws)
 	if err != nil {
 		return err
 	}
@@ -275,11 +304,11 @@ func backupKeys(ctx context.Context, conn *sql.Conn, sink postgram.BackupSink) e
 	return nil
 }
 
-func backupAudit(ctx context.Context, conn *sql.Conn, sink postgram.BackupSink) error {
-	afterWS, afterID := "", ""
+func backupAudit(ctx context.Context, conn *sql.Conn, ws string, sink postgram.BackupSink) error {
+	afterID := ""
 	for {
 		rows, err := conn.QueryContext(ctx, `SELECT workspace_id, id, at, key_id, client_id, operation, entity_id, details FROM audit_log
-			WHERE (workspace_id, id) > (?, ?) ORDER BY workspace_id, id LIMIT ?`, afterWS, afterID, backupRowPage)
+			WHERE workspace_id = ? AND id > ? ORDER BY id LIMIT ?`, ws, afterID, backupRowPage)
 		if err != nil {
 			return err
 		}
@@ -315,13 +344,13 @@ func backupAudit(ctx context.Context, conn *sql.Conn, sink postgram.BackupSink) 
 		if len(out) < backupRowPage {
 			return nil
 		}
-		afterWS, afterID = out[len(out)-1].Workspace, out[len(out)-1].ID.String()
+		afterID = out[len(out)-1].ID.String()
 	}
 }
 
-func backupSyncFiles(ctx context.Context, conn *sql.Conn, sink postgram.BackupSink) error {
+func backupSyncFiles(ctx context.Context, conn *sql.Conn, ws string, sink postgram.BackupSink) error {
 	rows, err := conn.QueryContext(ctx, `SELECT workspace_id, repo, path, sha, entity_id, sync_status, last_synced FROM sync_files
-		ORDER BY workspace_id, repo, path`)
+		WHERE workspace_id = ? ORDER BY repo, path`, ws)
 	if err != nil {
 		return err
 	}
