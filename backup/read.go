@@ -90,8 +90,10 @@ func Open(r io.Reader, identities []age.Identity) (*Reader, error) {
 	pb := bufio.NewReaderSize(plain, 1<<20)
 	magic := make([]byte, len(Magic))
 	if _, err := io.ReadFull(pb, magic); err != nil || string(magic) != Magic {
-		if rd.Encrypted {
-			return nil, fmt.Errorf("%w: its decrypted content has no backup header", ErrNotBackup)
+		if rd.Encrypted && err != nil {
+			// age authenticates every 64 KiB chunk: a flipped bit or a cut
+			// fails here.
+			return nil, fmt.Errorf("%w: the encrypted data does not authenticate (damaged or truncated): %v", ErrCorrupt, err)
 		}
 		return nil, ErrNotBackup
 	}
