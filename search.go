@@ -256,7 +256,13 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		resp.Stats.KeywordProbe = kwProbe
 	}
 	if plan != nil {
-		if x := plan.Expansions(); len(x) > 0 {
+		// The statistics are the workspace's: an expansion is reported only
+		// when a hit the caller may read holds it.
+		tf, head := make([][]uint16, len(kwHits)), make([][]uint16, len(kwHits))
+		for i, h := range kwHits {
+			tf[i], head[i] = h.TF, h.HeadPos
+		}
+		if x := plan.Expansions(plan.Seen(tf, head)); len(x) > 0 {
 			resp.Stats.Expansions = x
 		}
 	}

@@ -273,14 +273,34 @@ func (pl *Plan) TermDF(i int) int64 {
 }
 
 // Expansions returns each term's alternatives with their kinds, for
-// explanations.
-func (pl *Plan) Expansions() map[string][]string {
+// explanations: only the slots seen[k] marks (see Seen), so that a caller
+// learns of no word held only by documents it cannot read.
+func (pl *Plan) Expansions(seen []bool) map[string][]string {
 	out := map[string][]string{}
-	for _, s := range pl.Slots[len(pl.Terms):] {
+	for k, s := range pl.Slots {
+		if k < len(pl.Terms) || k >= len(seen) || !seen[k] {
+			continue
+		}
 		t := pl.Terms[s.Term]
 		out[t] = append(out[t], s.Lexeme+" ("+s.Kind.String()+")")
 	}
 	return out
+}
+
+// Seen marks the slots that occur (in the text or the head) in at least one
+// of the hits' features: tf and head hold one row per hit, a value per slot.
+func (pl *Plan) Seen(tf, head [][]uint16) []bool {
+	seen := make([]bool, len(pl.Slots))
+	for _, rows := range [][][]uint16{tf, head} {
+		for _, r := range rows {
+			for k, v := range r {
+				if k < len(seen) && v > 0 {
+					seen[k] = true
+				}
+			}
+		}
+	}
+	return seen
 }
 
 // weight is the slot's kind weight.

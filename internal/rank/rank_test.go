@@ -190,9 +190,18 @@ func TestPlanChoosesAlternatives(t *testing.T) {
 	if got := pl.TermDF(0); got != 2+7+1 {
 		t.Errorf("TermDF(0) = %d", got)
 	}
-	x := pl.Expansions()
+	all := make([]uint16, len(pl.Slots))
+	for k := range all {
+		all[k] = 1
+	}
+	x := pl.Expansions(pl.Seen([][]uint16{all}, nil))
 	if !slices.Contains(x["Lighthuose"], "lighthouse (typo)") || !slices.Contains(x["dashboards"], "dashboard (inflection)") {
 		t.Errorf("Expansions = %v", x)
+	}
+	// Only what a hit holds: the hits the caller reads are filtered, the
+	// statistics are not.
+	if x := pl.Expansions(pl.Seen(nil, [][]uint16{make([]uint16, len(pl.Slots))})); len(x) != 0 {
+		t.Errorf("Expansions with no hit holding them = %v", x)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"KeywordImmediately", testKeywordImmediately},
 		{"KeywordTerms", testKeywordTerms},
 		{"KeywordTermsV2", testKeywordTermsV2},
+		{"ExpansionsVisibleOnly", testExpansionsVisibleOnly},
 		{"KeywordPoolProbes", testKeywordPool},
 		{"KeywordFill", testKeywordFill}, // fill.go
 		{"VectorAlso", testVectorAlso},   // fill.go
@@ -675,6 +677,35 @@ func testKeywordTermsV2(t *testing.T, open Opener) {
 	}
 	if top, _ := first("Whitfield"); top != name {
 		t.Errorf("a name only in metadata: got %v, want %v", top, name)
+	}
+}
+
+// testExpansionsVisibleOnly: ranking v2 finds typo and inflection
+// candidates in the workspace's statistics, which count every document;
+// stats.expansions names only those a result the caller may read holds,
+// so a key learns no word of a document it cannot see.
+func testExpansionsVisibleOnly(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	e.emb.Fail(errors.New("keyword-only test"))
+	e.store1(postgram.StoreInput{Content: "Codename zephyrine for the merger", Visibility: postgram.VisibilityPersonal})
+	e.store1(postgram.StoreInput{Content: "Weekly notes about dashboards", Visibility: postgram.VisibilityShared})
+	key := e.c.As(postgram.Principal{KeyID: "k-shared", ClientID: "shared", Scopes: []postgram.Scope{postgram.ScopeRead},
+		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
+	for _, c := range []struct {
+		who    *postgram.Client
+		expand bool
+	}{{e.c, true}, {key, false}} {
+		r, err := c.who.Search(e.ctx, postgram.SearchRequest{Query: "zephyrin dashboard"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(r.Stats.Expansions)
+		if strings.Contains(got, "zephyrine") != c.expand {
+			t.Errorf("expansions %s: zephyrine listed %v, want %v", got, !c.expand, c.expand)
+		}
+		if !strings.Contains(got, "dashboards") {
+			t.Errorf("expansions %s: the visible inflection is missing", got)
+		}
 	}
 }
 
