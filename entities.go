@@ -240,12 +240,7 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 	audit := c.auditEntry("entity.update", id.String(), map[string]any{"version": next.Version, "content_changed": rechunk,
 		"fields": changedFields(cur, next)})
 	if err := c.store.UpdateEntity(ctx, c.ws, next, cur.Version, chunks, audit); err != nil {
-		var ce *ConflictError
-		if errors.As(err, &ce) && ce.Current != nil && !c.principal.canSee(ce.Current) {
-			// A concurrent writer made it invisible to this key.
-			return nil, fmt.Errorf("update: entity %s: %w", id, ErrNotFound)
-		}
-		return nil, fmt.Errorf("update: %w", err)
+		return nil, fmt.Errorf("update: %w", c.hideConflict(err))
 	}
 	if rechunk {
 		c.wake()
@@ -268,6 +263,17 @@ func (c *Client) mayChange(cur, next *Entity) error {
 		return fmt.Errorf("only the client that wrote entity %s (or an administrator) may change its memory_role: %w", cur.ID, ErrForbidden)
 	}
 	return nil
+}
+
+// hideConflict turns a version conflict whose current entity the caller
+// may not see (a concurrent writer made it invisible) into not found, so
+// that the conflict's details never show it.
+func (c *Client) hideConflict(err error) error {
+	var ce *ConflictError
+	if errors.As(err, &ce) && ce.Current != nil && !c.principal.canSee(ce.Current) {
+		return fmt.Errorf("entity %s: %w", ce.ID, ErrNotFound)
+	}
+	return err
 }
 
 // changedFields names the fields an update changes (never their values),
@@ -331,7 +337,7 @@ func (c *Client) Delete(ctx context.Context, id uuid.UUID) (*Entity, error) {
 			return next, nil
 		}
 		if !errors.Is(err, ErrConflict) || attempt >= 4 {
-			return nil, fmt.Errorf("delete: %w", err)
+			return nil, fmt.Errorf("delete: %w", c.hideConflict(err))
 		}
 	}
 }

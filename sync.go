@@ -299,7 +299,7 @@ func (c *Client) SyncUpload(ctx context.Context, req syncproto.UploadRequest) (*
 		return nil, err
 	}
 	if err := c.store.WriteBatch(ctx, c.ws, ops); err != nil {
-		return nil, fmt.Errorf("sync upload: %w", err)
+		return nil, fmt.Errorf("sync upload: %w", c.hideConflict(err))
 	}
 	if len(ops) > 0 {
 		c.wake()
@@ -430,7 +430,7 @@ func (c *Client) SyncFinalize(ctx context.Context, req syncproto.FinalizeRequest
 		return nil, fmt.Errorf("sync finalize: %w", err)
 	}
 	if err := c.store.WriteBatch(ctx, c.ws, ops); err != nil {
-		return nil, fmt.Errorf("sync finalize: %w", err)
+		return nil, fmt.Errorf("sync finalize: %w", c.hideConflict(err))
 	}
 	return &syncproto.FinalizeResponse{Deleted: deleted, Restored: restored, Missing: missing}, nil
 }
@@ -486,7 +486,7 @@ func (c *Client) SyncPush(ctx context.Context, req syncproto.PushRequest) (*sync
 	}
 	res.Deleted, res.Restored = deleted, restored
 	if err := c.store.WriteBatch(ctx, c.ws, append(ops, fops...)); err != nil {
-		return nil, fmt.Errorf("sync push: %w", err)
+		return nil, fmt.Errorf("sync push: %w", c.hideConflict(err))
 	}
 	if len(ops) > 0 {
 		c.wake()

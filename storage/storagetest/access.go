@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -481,5 +482,49 @@ func testAuditPrune(t *testing.T, open Opener) {
 	}
 	if p, _ := e.c.Audit(e.ctx, postgram.AuditFilter{Operation: "audit.prune"}); len(p) != 2 {
 		t.Fatalf("prunes audited: %d", len(p))
+	}
+}
+
+// racingStore is a real store whose next UpdateEntity first runs before
+// (a concurrent writer).
+type racingStore struct {
+	postgram.Storage
+	mu     sync.Mutex
+	before func()
+}
+
+func (r *racingStore) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
+	r.mu.Lock()
+	f := r.before
+	r.before = nil
+	r.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	return r.Storage.UpdateEntity(ctx, ws, e, expected, chunks, audit)
+}
+
+// testConflictHidesInvisible: a version conflict whose current entity a
+// concurrent writer made invisible to the key is not found for it: the
+// conflict's details (the current entity) never show what the key cannot
+// see.
+func testConflictHidesInvisible(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	race := &racingStore{Storage: e.store}
+	c := e.client(func(cfg *postgram.Config) { cfg.Store = race })
+	ent := e.store1(postgram.StoreInput{Content: "shared for now"})
+	key := c.As(postgram.Principal{KeyID: "k", ClientID: "k", Scopes: postgram.AllScopes,
+		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
+	race.before = func() {
+		personal := postgram.VisibilityPersonal
+		if _, err := e.c.Update(e.ctx, ent.ID, postgram.UpdateInput{Version: ent.Version, Visibility: &personal}); err != nil {
+			t.Error(err)
+		}
+	}
+	content := "overwritten"
+	_, err := key.Update(e.ctx, ent.ID, postgram.UpdateInput{Version: ent.Version, Content: &content})
+	var ce *postgram.ConflictError
+	if !errors.Is(err, postgram.ErrNotFound) || errors.As(err, &ce) {
+		t.Fatalf("a conflict over an entity made invisible: %v", err)
 	}
 }

@@ -75,13 +75,14 @@ func Run(t *testing.T, open Opener) {
 		{"MarkdownSync", testMarkdownSync}, // sync.go
 		{"SyncBadInput", testSyncBadInput},
 		{"Transfer", testTransfer},
-		{"SearchWorstQuery", testSearchWorstQuery},         // cost.go
-		{"WriteRacesEnrichment", testWriteRacesEnrichment}, // cost.go
-		{"WriteCannotHide", testWriteCannotHide},           // access.go
-		{"SyncAccess", testSyncAccess},                     // access.go
-		{"QueueAccess", testQueueAccess},                   // access.go
-		{"BadInputSameAnswer", testBadInputSameAnswer},     // access.go
-		{"AuditPrune", testAuditPrune},                     // access.go
+		{"SearchWorstQuery", testSearchWorstQuery},             // cost.go
+		{"WriteRacesEnrichment", testWriteRacesEnrichment},     // cost.go
+		{"WriteCannotHide", testWriteCannotHide},               // access.go
+		{"SyncAccess", testSyncAccess},                         // access.go
+		{"QueueAccess", testQueueAccess},                       // access.go
+		{"BadInputSameAnswer", testBadInputSameAnswer},         // access.go
+		{"AuditPrune", testAuditPrune},                         // access.go
+		{"ConflictHidesInvisible", testConflictHidesInvisible}, // access.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
