@@ -351,4 +351,3 @@ func TestBadBackups(t *testing.T) {
 		t.Fatalf("staging left behind: %v", left)
 	}
 }
-
