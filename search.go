@@ -566,7 +566,8 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 			// Ranking v2 also takes the entities whose head (name) alone
 			// holds the term.
 			res, err := filler.KeywordFill(ctx, c.ws, KeywordFillQuery{Filter: f, Terms: terms, Order: []int{0},
-				Limit: KeywordPoolSize, Alternatives: alts, Features: true, Heads: plan.Params.HeadCandidates})
+				Limit: KeywordPoolSize, Alternatives: alts, Features: true, Heads: plan.Params.HeadCandidates,
+				HeadTerms: plan.HeadTerms([]int{0})})
 			if err != nil {
 				return nil, "", err
 			}
@@ -622,7 +623,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		}
 		q := KeywordFillQuery{Filter: f, Terms: terms, Order: idx, Limit: KeywordPoolSize, Alternatives: alts}
 		if plan != nil {
-			q.Features, q.Heads = true, plan.Params.HeadCandidates
+			q.Features, q.Heads, q.HeadTerms = true, plan.Params.HeadCandidates, plan.HeadTerms(idx)
 		}
 		res, err := filler.KeywordFill(ctx, c.ws, q)
 		switch {

@@ -54,10 +54,14 @@ type KeywordFillQuery struct {
 	Features     bool
 	// Heads, when positive, adds after the conjunction's chunks (room
 	// permitting) up to Heads entities not in the pool yet whose head
-	// (rank.Head: name fields) matches a term, taking terms in Order, each
-	// represented by its first chunk: an entity whose name is only in its
-	// metadata is found by that name.
+	// (rank.Head: name fields) matches a term, taking the terms of
+	// HeadTerms in turn, each entity represented by its first chunk: an
+	// entity whose name is only in its metadata is found by that name.
 	Heads int
+	// HeadTerms lists indexes into Terms: the terms the heads step looks
+	// up, in turn (the library passes the rare ones: a common word names
+	// too many entities to help, and costs a large index scan).
+	HeadTerms []int
 }
 
 // KeywordFillResult is a filled pool.

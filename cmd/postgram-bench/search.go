@@ -51,6 +51,7 @@ type searchOptions struct {
 	explainFull    bool
 	stages         bool
 	ranking        string
+	weights        *postgram.RankingWeights
 	noExplain      bool
 	only           string
 	targets        bool
@@ -83,6 +84,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.BoolVar(&o.explainFull, "explain-full", false, "also print the full EXPLAIN (ANALYZE, BUFFERS) output")
 	fs.BoolVar(&o.noExplain, "no-explain", false, "skip the EXPLAIN summaries")
 	fs.StringVar(&o.ranking, "ranking", "v2", "ranking of the measured searches (v2, seed)")
+	weights := fs.String("weights", "", "ranking v2 weights to change from the defaults, e.g. head_candidates=0 (names as in postgram.RankingWeights' JSON)")
 	fs.BoolVar(&o.stages, "stages", false, "also time every storage call of the measured searches and print a table per profile")
 	fs.StringVar(&o.only, "profiles", "", "comma-separated profile names to run (default all six)")
 	fs.BoolVar(&o.targets, "targets", false, "print whether each profile's p95 excluding the time inside the (stub) provider meets --target-ms")
@@ -112,6 +114,13 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 			return errors.New("--target-ms must be positive")
 		case !postgram.RankingMode(o.ranking).Valid():
 			return fmt.Errorf("--ranking must be v2 or seed, not %q", o.ranking)
+		}
+		if *weights != "" {
+			w, err := parseWeights(*weights)
+			if err != nil {
+				return fmt.Errorf("--weights: %w", err)
+			}
+			o.weights = w
 		}
 		if o.entities-(o.chunks-o.entities) < o.narrow {
 			return fmt.Errorf("need at least --narrow (%d) one-chunk entities; lower --chunks", o.narrow)
@@ -194,7 +203,7 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	b.emb = postgramtest.NewEmbedder(o.dims)
 	b.timed = &timedEmbedder{Embedder: b.emb}
 	b.client, err = postgram.New(ctx, postgram.Config{Store: b.searchStore(), Embedder: b.timed,
-		Search: postgram.SearchConfig{Ranking: postgram.RankingMode(o.ranking)}})
+		Search: postgram.SearchConfig{Ranking: postgram.RankingMode(o.ranking), Weights: o.weights}})
 	if err != nil {
 		return 0, err
 	}
@@ -501,7 +510,7 @@ func (b *searchBench) profiles(ctx context.Context) ([]searchProfile, error) {
 	// 3. Queries persisted by a first run, then searched by a client whose
 	// LRU is disabled: the store's cache answers.
 	noLRU, err := postgram.New(ctx, postgram.Config{Store: b.searchStore(), Embedder: b.timed,
-		QueryCache: postgram.QueryCacheConfig{Size: -1}, Search: postgram.SearchConfig{Ranking: postgram.RankingMode(o.ranking)}})
+		QueryCache: postgram.QueryCacheConfig{Size: -1}, Search: postgram.SearchConfig{Ranking: postgram.RankingMode(o.ranking), Weights: o.weights}})
 	if err != nil {
 		return nil, err
 	}

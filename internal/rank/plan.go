@@ -176,6 +176,7 @@ type Plan struct {
 	// Present marks the terms that occur in the workspace (by any slot).
 	Present []bool
 	AvgLen  float64
+	Chunks  int64 // the workspace's chunks
 	Params  Params
 	// byLexeme maps the lexeme of each single-lexeme slot (an
 	// alternative, or a term of one lexeme) to its slots; compound lists
@@ -193,6 +194,7 @@ type Plan struct {
 func NewPlan(a *Analysis, st Stats, p Params) *Plan {
 	n := len(a.Terms)
 	pl := &Plan{Terms: a.Terms, Lexemes: a.Lexemes, Slots: make([]Slot, n), Alternatives: make([][]string, n), Present: make([]bool, n), Params: p}
+	pl.Chunks = st.Chunks
 	if st.Chunks > 0 {
 		pl.AvgLen = float64(st.Length) / float64(st.Chunks)
 	}
@@ -301,6 +303,32 @@ func (pl *Plan) Seen(tf, head [][]uint16) []bool {
 		}
 	}
 	return seen
+}
+
+// The heads step (postgram.KeywordFillQuery.HeadTerms) looks up at most
+// headTermsMax terms, each held by at most headMinDF chunks or
+// headMaxShare of the workspace's, whichever is more: a name is rare, and a
+// common word names too many entities for 20 of them to help.
+const (
+	headTermsMax = 3
+	headMinDF    = 200
+	headMaxShare = 0.01
+)
+
+// HeadTerms returns the terms of order (indexes into Terms, preferred
+// first) the heads step should look up.
+func (pl *Plan) HeadTerms(order []int) []int {
+	limit := max(int64(headMinDF), int64(float64(pl.Chunks)*headMaxShare))
+	var out []int
+	for _, i := range order {
+		if len(out) == headTermsMax {
+			break
+		}
+		if pl.TermDF(i) <= limit {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // weight is the slot's kind weight.

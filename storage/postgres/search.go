@@ -699,7 +699,15 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 	// (in order; per term at most q.Heads, in the index's order), each by
 	// its first chunk, up to q.Heads entities and the room left.
 	heads := "SELECT '{}'::tid[] AS ids, '{}'::tid[] AS eids"
-	if q.Heads > 0 {
+	if q.Heads > 0 && len(q.HeadTerms) > 0 {
+		hterms := make([]int32, len(q.HeadTerms))
+		for i, t := range q.HeadTerms {
+			if t < 0 || t >= len(q.Terms) {
+				return "", nil, fmt.Errorf("postgres: keyword fill: head term %d out of range", t)
+			}
+			hterms[i] = int32(t) + 1
+		}
+		hord := args.add(hterms)
 		h := args.add(q.Heads)
 		heads = fmt.Sprintf(`SELECT coalesce(array_agg(z.ct ORDER BY z.k, z.n), '{}') AS ids, coalesce(array_agg(z.et ORDER BY z.k, z.n), '{}') AS eids
 		FROM (SELECT y.ct, y.et, y.k, y.n FROM (
@@ -712,7 +720,7 @@ func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, er
 					LIMIT %[3]s) m
 			) x WHERE x.ct IS NOT NULL ORDER BY x.et, x.k, x.n) y
 			ORDER BY y.k, y.n
-			LIMIT greatest(0, least(%[3]s::int, %[4]s::int - (SELECT cardinality(ids) FROM conj)))) z`, ord, where, h, limit)
+			LIMIT greatest(0, least(%[3]s::int, %[4]s::int - (SELECT cardinality(ids) FROM conj)))) z`, hord, where, h, limit)
 	}
 	sql := fmt.Sprintf(`WITH RECURSIVE tq AS MATERIALIZED (
 		SELECT array_agg(CASE WHEN a = '' THEN plainto_tsquery('simple', t) ELSE plainto_tsquery('simple', t) || a::tsquery END ORDER BY i) AS q

@@ -652,7 +652,7 @@ func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) 
 	}
 	res.Conjunction = len(pool)
 	if q.Heads > 0 {
-		v.headStep(t, q.Order, q.Heads, &pool, seen, q.Limit)
+		v.headStep(t, q.HeadTerms, q.Heads, &pool, seen, q.Limit)
 	}
 	for _, i := range q.Order {
 		if len(pool) >= q.Limit || len(q.Terms) == 1 {
