@@ -48,38 +48,67 @@ func encodeTSV(v []query.Lexeme) []byte {
 
 var errBadTSV = errors.New("malformed chunk tsvector")
 
+// tsvReader reads an encoded tsvector's lexemes in order (see encodeTSV).
+type tsvReader struct {
+	b    []byte
+	left uint64 // lexemes not read yet
+	err  error
+}
+
+func newTSVReader(b []byte) tsvReader {
+	if len(b) == 0 || b[0] != tsvFormat {
+		return tsvReader{err: errBadTSV}
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 {
+		return tsvReader{err: errBadTSV}
+	}
+	return tsvReader{b: b[1+k:], left: n}
+}
+
+// next returns the next lexeme, its number of positions and their raw
+// bytes (decode them with decodePositions); ok is false at the end or on
+// malformed input (r.err).
+func (r *tsvReader) next() (word []byte, npos int, pos []byte, ok bool) {
+	if r.err != nil || r.left == 0 {
+		return nil, 0, nil, false
+	}
+	r.left--
+	b := r.b
+	wl, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < wl {
+		r.err = errBadTSV
+		return nil, 0, nil, false
+	}
+	word = b[k : k+int(wl)]
+	b = b[k+int(wl):]
+	np, k := binary.Uvarint(b)
+	if k <= 0 {
+		r.err = errBadTSV
+		return nil, 0, nil, false
+	}
+	b = b[k:]
+	pl, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < pl {
+		r.err = errBadTSV
+		return nil, 0, nil, false
+	}
+	pos = b[k : k+int(pl)]
+	r.b = b[k+int(pl):]
+	return word, int(np), pos, true
+}
+
 // walkTSV calls fn for every lexeme of an encoded tsvector with its raw
 // position bytes (decode them with decodePositions).
 func walkTSV(b []byte, fn func(word []byte, npos int, pos []byte)) error {
-	if len(b) == 0 || b[0] != tsvFormat {
-		return errBadTSV
-	}
-	b = b[1:]
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return errBadTSV
-	}
-	b = b[k:]
-	for range n {
-		wl, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < wl {
-			return errBadTSV
+	r := newTSVReader(b)
+	for {
+		word, npos, pos, ok := r.next()
+		if !ok {
+			return r.err
 		}
-		word := b[k : k+int(wl)]
-		b = b[k+int(wl):]
-		np, k := binary.Uvarint(b)
-		if k <= 0 {
-			return errBadTSV
-		}
-		b = b[k:]
-		pl, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < pl {
-			return errBadTSV
-		}
-		fn(word, int(np), b[k:k+int(pl)])
-		b = b[k+int(pl):]
+		fn(word, npos, pos)
 	}
-	return nil
 }
 
 // tsvLength returns an encoded tsvector's number of positions.
@@ -163,44 +192,23 @@ func (q *terms) scan(tsv []byte, d *docTerms) error {
 // firstPositions sets first[i] to the first position of query lexeme i in
 // an encoded tsvector, 0 when absent (ranking v2's head features: cheaper
 // than scan, which decodes every position).
-func (q *terms) firstPositions(b []byte, first []uint16) error {
+func (q *terms) firstPositions(tsv []byte, first []uint16) error {
 	clear(first)
-	if len(b) == 0 || b[0] != tsvFormat {
-		return errBadTSV
-	}
-	b = b[1:]
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return errBadTSV
-	}
-	b = b[k:]
+	r := newTSVReader(tsv)
 	j := 0
 	var prev []byte
 	merge := true
-	for range n {
-		wl, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < wl {
-			return errBadTSV
+	for {
+		word, npos, pos, ok := r.next()
+		if !ok {
+			return r.err
 		}
-		word := b[k : k+int(wl)]
-		b = b[k+int(wl):]
-		np, k := binary.Uvarint(b)
-		if k <= 0 {
-			return errBadTSV
-		}
-		b = b[k:]
-		pl, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < pl {
-			return errBadTSV
-		}
-		pos := b[k : k+int(pl)]
-		b = b[k+int(pl):]
 		if merge && prev != nil && string(word) <= string(prev) {
 			merge = false
 		}
 		prev = word
 		var i int
-		var ok bool
+		var found bool
 		if merge {
 			for j < len(q.Lexemes) && q.Lexemes[j] < string(word) {
 				j++
@@ -208,17 +216,16 @@ func (q *terms) firstPositions(b []byte, first []uint16) error {
 			if j == len(q.Lexemes) {
 				return nil // every later lexeme sorts after the query's
 			}
-			i, ok = j, q.Lexemes[j] == string(word)
+			i, found = j, q.Lexemes[j] == string(word)
 		} else {
-			i, ok = q.Lookup(string(word))
+			i, found = q.Lookup(string(word))
 		}
-		if ok && np > 0 {
+		if found && npos > 0 {
 			if p, k := binary.Uvarint(pos); k > 0 {
 				first[i] = uint16(p)
 			}
 		}
 	}
-	return nil
 }
 
 // mask returns the bitmask of the terms whose lexemes are all present.
