@@ -27,6 +27,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/backup"
 	"github.com/postgram-go/postgram/transport/apierror"
 	"github.com/postgram-go/postgram/transport/requestlog"
 )
@@ -72,6 +73,8 @@ type Config struct {
 	// refuses such pages first, naming the parameter). Default
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// BackupStatus, when set, reports the scheduled backups in /health.
+	BackupStatus func() backup.Status
 }
 
 // DefaultMaxResponseBytes is Config.MaxResponseBytes's default.
