@@ -135,6 +135,7 @@ func New(cfg Config) *Server {
 	s.taskRoutes()   // tasks.go
 	s.memoryRoutes() // memory.go
 	s.syncRoutes()   // sync.go
+	s.backupRoutes() // backup.go
 	s.graphRoutes()
 	s.handler = Recover(s.log)(s.router)
 	return s
