@@ -157,9 +157,21 @@ func testPurge(t *testing.T, open Opener) {
 	if err != nil || len(res.IDs) != 1 || res.IDs[0] != old.ID {
 		t.Fatalf("archived dry run: %+v %v", res, err)
 	}
+	// Another workspace's task and query cache are untouched.
+	other := e.client(func(c *postgram.Config) { c.Workspace = "other" })
+	otherTask := mustStore(t, other, postgram.StoreInput{Type: postgram.TypeTask, Content: "another workspace's task"})
+	if err := e.store.PutQueryEmbedding(e.ctx, "other", "", models[0].ID, []byte("other-key"), make([]float32, Dims)); err != nil {
+		t.Fatal(err)
+	}
 	res, err = e.c.Purge(e.ctx, postgram.PurgeRequest{Type: postgram.TypeTask})
 	if err != nil || res.Entities != 1 || res.IDs[0] != task.ID {
 		t.Fatalf("tasks: %+v %v", res, err)
+	}
+	if _, err := e.store.GetEntity(e.ctx, "other", otherTask.ID); err != nil {
+		t.Fatalf("a purge reached another workspace: %v", err)
+	}
+	if _, ok, err := e.store.GetQueryEmbedding(e.ctx, "other", "", models[0].ID, []byte("other-key")); !ok || err != nil {
+		t.Fatalf("a purge emptied another workspace's query cache: %v %v", ok, err)
 	}
 	for _, x := range []uuid.UUID{old.ID, keep.ID} {
 		if _, err := e.store.GetEntity(e.ctx, ws, x); err != nil {
