@@ -216,3 +216,28 @@ func (s *Scheduler) prune(latest string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// ScheduledFile is a scheduled backup in Dir.
+type ScheduledFile struct {
+	File      string    `json:"file"` // name, no directory
+	Bytes     int64     `json:"bytes"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// List lists the scheduled backups in Dir, newest first.
+func (s *Scheduler) List() ([]ScheduledFile, error) {
+	files, err := s.Scheduled()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ScheduledFile, 0, len(files))
+	for i := len(files) - 1; i >= 0; i-- {
+		fi, err := os.Stat(files[i])
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		at, _ := scheduledAt(files[i])
+		out = append(out, ScheduledFile{File: filepath.Base(files[i]), Bytes: fi.Size(), CreatedAt: at})
+	}
+	return out, nil
+}

@@ -22,8 +22,9 @@ import (
 func TestScheduledBackups(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "backups")
 	const pass = "correct horse battery staple"
+	keyFile := filepath.Join(t.TempDir(), "key")
 	addr, logs := start(t, map[string]string{"BACKUP_INTERVAL": "300ms", "BACKUP_DIR": dir, "BACKUP_KEEP": "2",
-		"PGM_BACKUP_PASSPHRASE": pass, "BOOTSTRAP_KEY_FILE": filepath.Join(t.TempDir(), "key")})
+		"PGM_BACKUP_PASSPHRASE": pass, "BOOTSTRAP_KEY_FILE": keyFile})
 	s := &backup.Scheduler{Dir: dir}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -53,6 +54,27 @@ func TestScheduledBackups(t *testing.T) {
 	}
 	if strings.Contains(string(body), pass) || strings.Contains(logs.String(), pass) || strings.Contains(string(body), dir) {
 		t.Fatalf("a secret or path leaked: %s", body)
+	}
+	// The admin API lists them to the (all-scopes) bootstrap key.
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/api/admin/backups", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
+	lresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Schedule *backup.Status         `json:"schedule"`
+		Items    []backup.ScheduledFile `json:"items"`
+	}
+	lbody, _ := io.ReadAll(lresp.Body)
+	lresp.Body.Close()
+	if err := json.Unmarshal(lbody, &list); err != nil || lresp.StatusCode != 200 || list.Schedule == nil || len(list.Items) < 1 ||
+		!strings.HasSuffix(list.Items[0].File, backup.ScheduledExt) || list.Items[0].Bytes == 0 || strings.Contains(string(lbody), dir) {
+		t.Fatalf("GET /api/admin/backups: %d %s", lresp.StatusCode, lbody)
 	}
 	files, _ := s.Scheduled()
 	id, err := age.NewScryptIdentity(pass)

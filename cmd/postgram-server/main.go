@@ -129,7 +129,7 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	restCfg := rest.Config{Client: client, Logger: log, MaxBodyBytes: env.MaxBodyBytes, Version: version,
 		Warnings: warnings, MaxResponseBytes: env.MaxResponseBytes}
 	if sched != nil {
-		restCfg.BackupStatus = sched.Status
+		restCfg.BackupStatus, restCfg.BackupList = sched.Status, sched.List
 	}
 	restSrv := rest.New(restCfg)
 	mcpSrv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log, MaxResultBytes: env.MaxResponseBytes})

@@ -13,6 +13,41 @@ import (
 
 func (s *Server) backupRoutes() {
 	s.api.HandleFunc("/api/admin/backup", s.backup).Methods(http.MethodGet)
+	s.api.HandleFunc("/api/admin/backups", s.backups).Methods(http.MethodGet)
+}
+
+// backupsResponse is the body of GET /api/admin/backups.
+type backupsResponse struct {
+	Schedule *backup.Status         `json:"schedule"`
+	Items    []backup.ScheduledFile `json:"items"`
+}
+
+// backups lists the server's scheduled backups (names, sizes and times)
+// to a key that may take a backup.
+func (s *Server) backups(w http.ResponseWriter, r *http.Request) {
+	c := s.client(w, r)
+	if c == nil {
+		return
+	}
+	if err := c.CheckBackup(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	resp := backupsResponse{Items: []backup.ScheduledFile{}}
+	if s.cfg.BackupStatus != nil {
+		st := s.cfg.BackupStatus()
+		resp.Schedule = &st
+	}
+	if s.cfg.BackupList != nil {
+		items, err := s.cfg.BackupList()
+		if err != nil {
+			s.log.Warn("listing backups failed", "request_id", RequestIDFrom(r.Context()), "err", err)
+			s.writeError(w, r, fmt.Errorf("the backup directory cannot be read: %w", postgram.ErrUnavailable))
+			return
+		}
+		resp.Items = items
+	}
+	s.writeJSON(w, r, http.StatusOK, resp)
 }
 
 // backup streams a backup of the store (backup.Write: the versioned,

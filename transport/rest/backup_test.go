@@ -34,6 +34,10 @@ func TestBackupDownload(t *testing.T) {
 				t.Fatalf("refusal: %s", r.Body)
 			}
 			e.do("GET", "/api/admin/backup", limited, nil).want(http.StatusForbidden)
+			e.do("GET", "/api/admin/backups", reader, nil).want(http.StatusForbidden)
+			if r := e.do("GET", "/api/admin/backups", backer, nil).want(http.StatusOK); string(r.Body) != `{"schedule":null,"items":[]}`+"\n" {
+				t.Fatalf("backups without a schedule: %q", r.Body)
+			}
 
 			r := e.do("GET", "/api/admin/backup", backer, nil).want(http.StatusOK)
 			if r.Header.Get("Content-Type") != "application/octet-stream" || !strings.Contains(r.Header.Get("Content-Disposition"), ".pgmbackup") {

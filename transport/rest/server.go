@@ -75,6 +75,9 @@ type Config struct {
 	MaxResponseBytes int64
 	// BackupStatus, when set, reports the scheduled backups in /health.
 	BackupStatus func() backup.Status
+	// BackupList, when set, lists the scheduled backups
+	// (GET /api/admin/backups).
+	BackupList func() ([]backup.ScheduledFile, error)
 }
 
 // DefaultMaxResponseBytes is Config.MaxResponseBytes's default.
