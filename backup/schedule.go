@@ -3,7 +3,6 @@ package backup
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -99,9 +98,6 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if s.Interval <= 0 {
 		return errors.New("backup schedule: the interval must be positive")
 	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return fmt.Errorf("backup schedule: %w", err)
-	}
 	next := s.now()
 	if files, err := s.Scheduled(); err == nil && len(files) > 0 {
 		if t, ok := scheduledAt(files[len(files)-1]); ok && t.Add(s.Interval).After(next) {
@@ -130,7 +126,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 func (s *Scheduler) RunOnce(ctx context.Context) (string, error) {
 	start := s.now().UTC()
 	path := filepath.Join(s.Dir, ScheduledPrefix+start.Format(scheduledTime)+ScheduledExt)
-	m, err := WriteFile(ctx, path, s.Src, Options{Recipients: s.Recipients, Now: s.Now})
+	m, err := (*Manifest)(nil), os.MkdirAll(s.Dir, 0o700)
+	if err == nil {
+		m, err = WriteFile(ctx, path, s.Src, Options{Recipients: s.Recipients, Now: s.Now})
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
