@@ -14,10 +14,13 @@ const (
 	ScopeWrite  Scope = "write"
 	ScopeDelete Scope = "delete"
 	ScopeSync   Scope = "sync"
+	// ScopeBackup lets a key download a backup of the whole store
+	// (CheckBackup): every entity, key hash and audit entry in it.
+	ScopeBackup Scope = "backup"
 )
 
 // AllScopes lists every scope.
-var AllScopes = []Scope{ScopeRead, ScopeWrite, ScopeDelete, ScopeSync}
+var AllScopes = []Scope{ScopeRead, ScopeWrite, ScopeDelete, ScopeSync, ScopeBackup}
 
 // Valid reports whether s is a known scope.
 func (s Scope) Valid() bool { return slices.Contains(AllScopes, s) }
@@ -127,4 +130,19 @@ func intersect[T comparable](a, b []T) []T {
 		}
 	}
 	return out
+}
+
+// CheckBackup reports whether the caller may take a backup of the whole
+// store (REST GET /api/admin/backup): an admin, or a key with the backup
+// scope and no limit on entity types or visibilities (a backup holds
+// everything, so a limited key could read past its limits).
+func (c *Client) CheckBackup() error {
+	p := c.principal
+	if err := p.need(ScopeBackup, "backup"); err != nil {
+		return err
+	}
+	if p != nil && (len(p.AllowedTypes) > 0 || len(p.AllowedVisibilities) > 0) {
+		return fmt.Errorf("backup holds every entity: a key limited to some types or visibilities cannot take one: %w", ErrForbidden)
+	}
+	return nil
 }

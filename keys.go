@@ -115,7 +115,7 @@ func (c *Client) newKey(spec KeySpec) (*APIKey, error) {
 	}
 	for i, s := range spec.Scopes {
 		if !s.Valid() {
-			return nil, invalid(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, delete, sync", truncate(string(s), 40))
+			return nil, invalid(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, delete, sync, backup", truncate(string(s), 40))
 		}
 	}
 	for i, t := range spec.AllowedTypes {

@@ -53,7 +53,7 @@ func (a *app) keyCmd() *cobra.Command {
 			return nil
 		},
 	}
-	create.Flags().StringVar(&scopes, "scopes", "read,write", "comma-separated scopes: read, write, delete, sync (or all)")
+	create.Flags().StringVar(&scopes, "scopes", "read,write", "comma-separated scopes: read, write, delete, sync, backup (or all)")
 	create.Flags().StringVar(&types, "types", "", "comma-separated entity types the key may use (default all)")
 	create.Flags().StringVar(&vis, "visibilities", "", "comma-separated visibilities the key may use (default all)")
 	create.Flags().StringVar(&spec.ClientID, "client-id", "", "client id for session-context scoping (default: the key's name)")

@@ -80,6 +80,7 @@ Exit codes: 0 success, 1 failure, 2 usage or validation error,
 	root.AddCommand(a.reextractCmd(), a.improveGraphCmd(), a.validateEdgesCmd()) // extract.go
 	root.AddCommand(a.memoryCmd())                                               // memory.go
 	root.AddCommand(a.backupCmd(), a.restoreCmd())                               // backup.go
+	root.AddCommand(a.purgeCmd())                                                // purge.go
 	defer a.close()
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -13,7 +13,7 @@ func (a *app) deleteCmd() *cobra.Command {
 		Short: "Delete (archive) an entity",
 		Long: `Delete an entity. Deletion is soft: the entity is archived and no longer
 shows in search or list (unless --include-archived); an administrator can
-purge it for good.`,
+purge it for good (pgm-admin purge).`,
 		Example:           `  pgm delete 123e4567-e89b-12d3-a456-426614174000`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,

@@ -112,6 +112,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.taskCmd(),   // task.go
 		a.memoryCmd(), // memory.go
 		a.syncCmd(),   // sync.go
+		a.backupCmd(), // backup.go
 		a.linkCmd(), a.unlinkCmd(), a.expandCmd(),
 	)
 	return root

@@ -7,7 +7,8 @@
 // POSTGRAM_BIND, TLS_CERT_FILE, TLS_KEY_FILE, RATE_LIMIT_*, TRUSTED_PROXIES,
 // EMBEDDING_*, QUERY_EMBEDDING_CACHE_*, LOG_LEVEL, API_KEY_PEPPER,
 // MIGRATE_ON_START, SHUTDOWN_TIMEOUT_MS, HTTP_WRITE_TIMEOUT_MS,
-// POSTGRAM_MAX_RESPONSE_BYTES, BOOTSTRAP_KEY_FILE. With no DATABASE_URL it
+// POSTGRAM_MAX_RESPONSE_BYTES, BOOTSTRAP_KEY_FILE, BACKUP_INTERVAL,
+// BACKUP_DIR, BACKUP_KEEP, BACKUP_RECIPIENTS, PGM_BACKUP_PASSPHRASE. With no DATABASE_URL it
 // uses the embedded SQLite store, postgram.db in POSTGRAM_DATA_DIR (default
 // ~/.local/share/postgram), so it runs with nothing installed. With
 // DATABASE_URL it waits up to DATABASE_CONNECT_TIMEOUT for PostgreSQL.
@@ -121,8 +122,16 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		log.Warn(w)
 		warnings = append(warnings, w)
 	}
-	restSrv := rest.New(rest.Config{Client: client, Logger: log, MaxBodyBytes: env.MaxBodyBytes, Version: version,
-		Warnings: warnings, MaxResponseBytes: env.MaxResponseBytes})
+	sched, err := backupScheduler(get, env, store, client, log)
+	if err != nil {
+		return err
+	}
+	restCfg := rest.Config{Client: client, Logger: log, MaxBodyBytes: env.MaxBodyBytes, Version: version,
+		Warnings: warnings, MaxResponseBytes: env.MaxResponseBytes}
+	if sched != nil {
+		restCfg.BackupStatus, restCfg.BackupList = sched.Status, sched.List
+	}
+	restSrv := rest.New(restCfg)
 	mcpSrv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log, MaxResultBytes: env.MaxResponseBytes})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, client, log))
@@ -156,6 +165,15 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	defer stopWorker()
 	if err := client.Start(workerCtx); err != nil {
 		return err
+	}
+	if sched != nil {
+		log.Info("scheduled backups", "interval", sched.Interval.String(), "dir", sched.Dir, "keep", sched.Keep,
+			"encrypted", len(sched.Recipients) > 0)
+		go func() {
+			if err := sched.Run(workerCtx); err != nil {
+				log.Error("scheduled backups stopped", "err", err)
+			}
+		}()
 	}
 	errc := make(chan error, 1)
 	go func() {

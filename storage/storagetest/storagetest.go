@@ -83,6 +83,7 @@ func Run(t *testing.T, open Opener) {
 		{"BadInputSameAnswer", testBadInputSameAnswer},         // access.go
 		{"AuditPrune", testAuditPrune},                         // access.go
 		{"ConflictHidesInvisible", testConflictHidesInvisible}, // access.go
+		{"Purge", testPurge},                                   // purge.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/postgram-go/postgram/backup"
 )
 
 func (s *Server) healthRoutes() {
@@ -24,6 +26,9 @@ type healthResponse struct {
 	// Warnings are the server's standing configuration warnings (for
 	// example plain HTTP on a non-loopback address); absent when none.
 	Warnings []string `json:"warnings,omitempty"`
+	// Backup is the scheduled backups' state (no error text); absent when
+	// they are off.
+	Backup *backup.Status `json:"backup,omitempty"`
 }
 
 type storeHealth struct {
@@ -52,6 +57,10 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		Store:     storeHealth{Name: h.Store.Name, State: h.Store.State},
 		Embedding: embeddingHealth{State: h.Embedding.State, Model: h.Embedding.Model},
 		Warnings:  s.cfg.Warnings,
+	}
+	if s.cfg.BackupStatus != nil {
+		b := s.cfg.BackupStatus()
+		resp.Backup = &b
 	}
 	if h.Embedding.Error != "" || (err == nil && h.Store.Error != "") {
 		s.log.Debug("health: degraded", "request_id", RequestIDFrom(r.Context()),

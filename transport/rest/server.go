@@ -27,6 +27,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/backup"
 	"github.com/postgram-go/postgram/transport/apierror"
 	"github.com/postgram-go/postgram/transport/requestlog"
 )
@@ -72,6 +73,11 @@ type Config struct {
 	// refuses such pages first, naming the parameter). Default
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// BackupStatus, when set, reports the scheduled backups in /health.
+	BackupStatus func() backup.Status
+	// BackupList, when set, lists the scheduled backups
+	// (GET /api/admin/backups).
+	BackupList func() ([]backup.ScheduledFile, error)
 }
 
 // DefaultMaxResponseBytes is Config.MaxResponseBytes's default.
@@ -132,6 +138,7 @@ func New(cfg Config) *Server {
 	s.taskRoutes()   // tasks.go
 	s.memoryRoutes() // memory.go
 	s.syncRoutes()   // sync.go
+	s.backupRoutes() // backup.go
 	s.graphRoutes()
 	s.handler = Recover(s.log)(s.router)
 	return s

@@ -351,3 +351,36 @@ func (c *Client) Queue(ctx context.Context, q QueueQuery) (*QueueResponse, []byt
 	}
 	return &out, raw, nil
 }
+
+// Backup opens the stream of GET /api/admin/backup (the backup format of
+// package backup). The client's Timeout does not apply to it (a backup
+// takes as long as it takes); ctx cancels it. The caller closes the body.
+func (c *Client) Backup(ctx context.Context) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.BaseURL, "/")+"/api/admin/backup", nil)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Accept", "application/octet-stream, application/json")
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	if c.UserAgent != "" {
+		req.Header.Set("User-Agent", c.UserAgent)
+	}
+	hc := http.DefaultClient
+	if c.HTTP != nil {
+		hc = c.HTTP
+	}
+	stream := *hc
+	stream.Timeout = 0
+	resp, err := stream.Do(req)
+	if err != nil {
+		return nil, c.transportError(ctx, hc, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return nil, responseError(resp.StatusCode, raw)
+	}
+	return resp.Body, nil
+}

@@ -1,0 +1,188 @@
+package postgram
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// PurgeStorage is implemented by stores that can hard-delete entities
+// (Client.Purge, pgm-admin purge).
+type PurgeStorage interface {
+	// PurgeEntities deletes, in one transaction, the workspace's entities
+	// among ids with everything that holds or derives from their content:
+	// chunks and embeddings, every edge with a purged end and every
+	// derived edge they originated (as Delete retracts), their sync state
+	// and the workspace's persisted query embeddings. It counts what it
+	// deleted and appends audit (when non-nil) in the same transaction,
+	// its Details extended with the counts. Ids that do not exist are
+	// skipped. The audit log is never touched.
+	PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, audit *AuditEntry) (PurgeCounts, error)
+	// ScrubDeleted makes the content of deleted rows unrecoverable from
+	// the store's files as far as the backend allows (SQLite: secure
+	// delete, VACUUM and a truncated WAL; PostgreSQL: folded statistics
+	// and VACUUM of the affected tables).
+	ScrubDeleted(ctx context.Context) error
+}
+
+// PurgeCounts counts what a purge deleted.
+type PurgeCounts struct {
+	Entities        int `json:"entities"`
+	Chunks          int `json:"chunks"`
+	Edges           int `json:"edges"`
+	SyncFiles       int `json:"sync_files"`
+	QueryEmbeddings int `json:"query_embeddings"`
+}
+
+func (p *PurgeCounts) add(o PurgeCounts) {
+	p.Entities += o.Entities
+	p.Chunks += o.Chunks
+	p.Edges += o.Edges
+	p.SyncFiles += o.SyncFiles
+	p.QueryEmbeddings += o.QueryEmbeddings
+}
+
+// Details returns the counts as audit details.
+func (p PurgeCounts) Details() map[string]any {
+	return map[string]any{"entities": p.Entities, "chunks": p.Chunks, "edges": p.Edges,
+		"sync_files": p.SyncFiles, "query_embeddings": p.QueryEmbeddings}
+}
+
+// PurgeRequest selects the entities a purge hard-deletes. The selectors
+// combine (an entity must match each one given); at least one is needed.
+type PurgeRequest struct {
+	// IDs names entities, whatever their status.
+	IDs []uuid.UUID
+	// ArchivedBefore selects archived entities last changed before it.
+	ArchivedBefore time.Time
+	// Type selects entities of this type (any status, unless
+	// ArchivedBefore is set too).
+	Type EntityType
+	// DryRun only lists what would be purged.
+	DryRun bool
+	// NoScrub skips the scrub of the store's files after the purge
+	// (PurgeStorage.ScrubDeleted), which on SQLite rewrites the file.
+	NoScrub bool
+}
+
+// PurgeResult reports a purge.
+type PurgeResult struct {
+	DryRun bool        `json:"dry_run"`
+	IDs    []uuid.UUID `json:"ids"`
+	PurgeCounts
+	Scrubbed bool `json:"scrubbed"`
+}
+
+// purgeBatch is how many entities one purge transaction deletes (and one
+// audit entry names).
+const purgeBatch = 500
+
+// Purge hard-deletes the entities req selects: content, chunks and
+// embeddings, their edges (derived ones retracted as on Delete), sync
+// state and the persisted query-embedding cache. Each batch of up to 500
+// entities is one transaction with one admin.purge audit entry naming its
+// ids and counts, never content; the audit log itself is kept. Then the
+// store's files are scrubbed (PurgeStorage.ScrubDeleted) unless
+// req.NoScrub. Admin only; soft delete (Delete) stays the default
+// everywhere else.
+func (c *Client) Purge(ctx context.Context, req PurgeRequest) (*PurgeResult, error) {
+	if c.principal != nil {
+		return nil, fmt.Errorf("purge is an admin operation: %w", ErrForbidden)
+	}
+	ps, ok := c.store.(PurgeStorage)
+	if !ok {
+		return nil, fmt.Errorf("purge: the %s store cannot purge: %w", c.store.Name(), ErrUnavailable)
+	}
+	if len(req.IDs) == 0 && req.ArchivedBefore.IsZero() && req.Type == "" {
+		return nil, invalid("ids", "name entities to purge (ids), or select them by archived_before or type")
+	}
+	if req.Type != "" && !req.Type.Valid() {
+		return nil, invalid("type", "unknown entity type %q", req.Type)
+	}
+	if !req.ArchivedBefore.IsZero() && req.ArchivedBefore.After(c.now()) {
+		return nil, invalid("archived_before", "%s is in the future", req.ArchivedBefore.Format(time.RFC3339))
+	}
+	ids, err := c.purgeSelect(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("purge: %w", err)
+	}
+	res := &PurgeResult{DryRun: req.DryRun, IDs: ids}
+	if req.DryRun || len(ids) == 0 {
+		res.Entities = len(ids)
+		return res, nil
+	}
+	for start := 0; start < len(ids); start += purgeBatch {
+		batch := ids[start:min(start+purgeBatch, len(ids))]
+		names := make([]string, len(batch))
+		for i, id := range batch {
+			names[i] = id.String()
+		}
+		audit := c.auditEntry("admin.purge", "", map[string]any{"ids": names})
+		n, err := ps.PurgeEntities(ctx, c.ws, batch, audit)
+		if err != nil {
+			return res, fmt.Errorf("purge: %w (%d entities purged before)", err, res.Entities)
+		}
+		res.add(n)
+	}
+	if !req.NoScrub {
+		if err := ps.ScrubDeleted(ctx); err != nil {
+			return res, fmt.Errorf("purge: %d entities purged, but scrubbing the store's files failed (run the purge again to retry): %w", res.Entities, err)
+		}
+		res.Scrubbed = true
+	}
+	return res, nil
+}
+
+// purgeSelect lists the ids req selects.
+func (c *Client) purgeSelect(ctx context.Context, req PurgeRequest) ([]uuid.UUID, error) {
+	match := func(e *Entity) bool {
+		if req.Type != "" && e.Type != req.Type {
+			return false
+		}
+		if !req.ArchivedBefore.IsZero() && (e.Status != StatusArchived || !e.UpdatedAt.Before(req.ArchivedBefore)) {
+			return false
+		}
+		return true
+	}
+	var out []uuid.UUID
+	if len(req.IDs) > 0 {
+		seen := map[uuid.UUID]bool{}
+		for start := 0; start < len(req.IDs); start += purgeBatch {
+			es, err := c.store.GetEntities(ctx, c.ws, req.IDs[start:min(start+purgeBatch, len(req.IDs))])
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range es {
+				if match(e) && !seen[e.ID] {
+					seen[e.ID] = true
+					out = append(out, e.ID)
+				}
+			}
+		}
+		return out, nil
+	}
+	f := EntityFilter{IncludeArchived: true}
+	if req.Type != "" {
+		f.Types = []EntityType{req.Type}
+	}
+	if !req.ArchivedBefore.IsZero() {
+		f.Statuses = []Status{StatusArchived}
+		f.UpdatedBefore = req.ArchivedBefore
+	}
+	for offset := 0; ; offset += purgeBatch {
+		es, total, err := c.store.ListEntities(ctx, c.ws, f, purgeBatch, offset, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			if match(e) {
+				out = append(out, e.ID)
+			}
+		}
+		if len(es) < purgeBatch || offset+len(es) >= total {
+			return out, nil
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package rest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/backup"
+)
+
+func (s *Server) backupRoutes() {
+	s.api.HandleFunc("/api/admin/backup", s.backup).Methods(http.MethodGet)
+	s.api.HandleFunc("/api/admin/backups", s.backups).Methods(http.MethodGet)
+}
+
+// backupsResponse is the body of GET /api/admin/backups.
+type backupsResponse struct {
+	Schedule *backup.Status         `json:"schedule"`
+	Items    []backup.ScheduledFile `json:"items"`
+}
+
+// backups lists the server's scheduled backups (names, sizes and times)
+// to a key that may take a backup.
+func (s *Server) backups(w http.ResponseWriter, r *http.Request) {
+	c := s.client(w, r)
+	if c == nil {
+		return
+	}
+	if err := c.CheckBackup(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	resp := backupsResponse{Items: []backup.ScheduledFile{}}
+	if s.cfg.BackupStatus != nil {
+		st := s.cfg.BackupStatus()
+		resp.Schedule = &st
+	}
+	if s.cfg.BackupList != nil {
+		items, err := s.cfg.BackupList()
+		if err != nil {
+			s.log.Warn("listing backups failed", "request_id", RequestIDFrom(r.Context()), "err", err)
+			s.writeError(w, r, fmt.Errorf("the backup directory cannot be read: %w", postgram.ErrUnavailable))
+			return
+		}
+		resp.Items = items
+	}
+	s.writeJSON(w, r, http.StatusOK, resp)
+}
+
+// backup streams a backup of the store (backup.Write: the versioned,
+// zstd-compressed format with its manifest) to a key with the backup
+// scope and no type or visibility limits. The stream ends with the
+// manifest: a stream cut short (the store failed mid-way, or holds another
+// workspace's rows) has none and fails every check a restore makes. The
+// client encrypts it if it wants (pgm backup --encrypt).
+func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
+	c := s.client(w, r)
+	if c == nil {
+		return
+	}
+	if err := c.CheckBackup(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	src, ok := c.Storage().(backup.Source)
+	if !ok {
+		s.writeError(w, r, fmt.Errorf("the %s store cannot be backed up: %w", c.Storage().Name(), postgram.ErrUnavailable))
+		return
+	}
+	name := backup.ScheduledPrefix + time.Now().UTC().Format("20060102T150405Z") + backup.ScheduledExt
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
+	m, err := backup.Write(r.Context(), fw, workspaceSource{Source: src, ws: c.Workspace()}, backup.Options{})
+	if err != nil {
+		s.log.Warn("backup download failed", "request_id", RequestIDFrom(r.Context()), "err", err)
+		return
+	}
+	_ = fw.rc.Flush()
+	if err := c.RecordAudit(context.WithoutCancel(r.Context()), "backup.download", map[string]any{
+		"entities": m.Counts[postgram.BackupEntities], "bytes": fw.n}); err != nil {
+		s.log.Warn("backup download: audit failed", "err", err)
+	}
+}
+
+// flushWriter flushes every MiB, so the response streams (and each flush
+// pushes the write deadline forward, see WriteDeadline).
+type flushWriter struct {
+	w       io.Writer
+	rc      *http.ResponseController
+	n, last int64
+}
+
+func (f *flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	f.n += int64(n)
+	if err == nil && f.n-f.last >= 1<<20 {
+		f.last = f.n
+		_ = f.rc.Flush()
+	}
+	return n, err
+}
+
+// workspaceSource refuses a store holding rows of another workspace than
+// the key's: a key never reads past its workspace (pgm-admin backup takes
+// every workspace).
+type workspaceSource struct {
+	backup.Source
+	ws string
+}
+
+func (s workspaceSource) ReadBackup(ctx context.Context, sink postgram.BackupSink) error {
+	check := func(ws string) error {
+		if ws != s.ws {
+			return fmt.Errorf("the store holds workspaces other than %q: back it up with pgm-admin backup: %w", s.ws, postgram.ErrForbidden)
+		}
+		return nil
+	}
+	in := sink
+	sink.Entity = func(e *postgram.BackupEntity) error {
+		if err := check(e.Workspace); err != nil {
+			return err
+		}
+		return in.Entity(e)
+	}
+	sink.Edge = func(e *postgram.BackupEdge) error {
+		if err := check(e.Workspace); err != nil {
+			return err
+		}
+		return in.Edge(e)
+	}
+	sink.Key = func(k *postgram.BackupKey) error {
+		if err := check(k.Workspace); err != nil {
+			return err
+		}
+		return in.Key(k)
+	}
+	sink.Audit = func(a *postgram.BackupAudit) error {
+		if err := check(a.Workspace); err != nil {
+			return err
+		}
+		return in.Audit(a)
+	}
+	sink.SyncFile = func(f *postgram.BackupSyncFile) error {
+		if err := check(f.Workspace); err != nil {
+			return err
+		}
+		return in.SyncFile(f)
+	}
+	return s.Source.ReadBackup(ctx, sink)
+}
