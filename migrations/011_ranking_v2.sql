@@ -65,9 +65,12 @@ BEGIN
 END
 $$;
 
+-- A fold running meanwhile would write back what it took from the delta
+-- after these deletes: wait for it (the folders' advisory lock).
 CREATE FUNCTION postgram_chunks_stats_truncate() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext(current_schema() || '.postgram_lexeme_fold'));
     DELETE FROM lexeme_stats;
     DELETE FROM lexeme_stats_delta;
     RETURN NULL;

@@ -107,27 +107,45 @@ func (s *Store) startFold() {
 		defer s.folding.Store(false)
 		ctx, cancel := context.WithTimeout(s.bgCtx, time.Minute)
 		defer cancel()
-		if _, err := s.FoldStats(ctx); err != nil && s.bgCtx.Err() == nil {
+		if _, err := s.fold(ctx, false); err != nil && s.bgCtx.Err() == nil {
 			s.log.Warn("postgres: folding lexeme statistics failed", "error", err)
 		}
 	}()
 }
 
 // FoldStats moves the pending statistics rows of every workspace
-// (lexeme_stats_delta) into lexeme_stats and returns how many it moved.
-// One fold runs at a time across every process sharing the schema (an
-// advisory lock; a second caller returns 0 at once). Searches read the
-// same numbers before and after a fold.
-func (s *Store) FoldStats(ctx context.Context) (int64, error) {
+// (lexeme_stats_delta) into lexeme_stats and returns how many it moved,
+// waiting for a fold already running. One fold runs at a time across every
+// process sharing the schema (an advisory lock). Searches read the same
+// numbers before and after a fold.
+func (s *Store) FoldStats(ctx context.Context) (int64, error) { return s.fold(ctx, true) }
+
+// fold is FoldStats; without wait it returns 0 at once when another fold
+// holds the lock (the background folds).
+func (s *Store) fold(ctx context.Context, wait bool) (int64, error) {
 	var moved int64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		moved = 0
-		var got, any bool
-		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.postgram_lexeme_fold')),
-			EXISTS (SELECT 1 FROM lexeme_stats_delta)`).Scan(&got, &any); err != nil {
+		if wait {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.postgram_lexeme_fold'))"); err != nil {
+				return err
+			}
+		} else {
+			var got bool
+			if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.postgram_lexeme_fold'))").Scan(&got); err != nil {
+				return err
+			}
+			if !got {
+				return nil
+			}
+		}
+		// A statement of its own, after the lock: its snapshot holds what
+		// an earlier fold committed.
+		var any bool
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM lexeme_stats_delta)").Scan(&any); err != nil {
 			return err
 		}
-		if !got || !any {
+		if !any {
 			return nil
 		}
 		rows, err := tx.Query(ctx, `WITH moved AS (
