@@ -408,6 +408,10 @@ func (ix *index) check(ctx context.Context) error {
 	return nil
 }
 
+// catchUpReloadAt is the change-log backlog above which catchUp loads the
+// index again instead of applying the entries.
+const catchUpReloadAt = 20_000
+
 // catchUp applies the change_log entries after the last one applied.
 func (ix *index) catchUp(ctx context.Context) error {
 	ix.mu.RLock()
@@ -433,6 +437,18 @@ func (ix *index) catchUp(ctx context.Context) error {
 	// The entries after the last one applied. AUTOINCREMENT numbers them
 	// without gaps, so a first entry past applied+1 means entries were
 	// pruned before this process saw them (checked: then start over).
+	// A large backlog (a restore, a bulk import by another process) is
+	// read faster by loading the whole index again in bulk than entry by
+	// entry.
+	var backlog int64
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) - ? FROM change_log", applied).Scan(&backlog); err != nil {
+		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
+	}
+	if backlog > catchUpReloadAt {
+		tx.Rollback()
+		ix.s.log.Info("index far behind the change log; loading it again", "entries", backlog)
+		return ix.load(ctx)
+	}
 	ents, chunks := map[int64]bool{}, map[int64]bool{}
 	keys := false // an API key changed
 	hi := applied

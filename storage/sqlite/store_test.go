@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -745,4 +747,71 @@ func TestTermFrequencies(t *testing.T) {
 	if math.Abs(freqs[0]-4.0/232) > 1e-12 || math.Abs(freqs[1]-1.0/232) > 1e-12 {
 		t.Fatalf("after a rewrite: %v", freqs)
 	}
+}
+
+// TestLargeBacklogReloads: a process far behind the change log (another
+// process restored or imported in bulk) loads its index again instead of
+// applying every entry, and finds what the other process wrote.
+func TestLargeBacklogReloads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	emb := postgramtest.NewEmbedder(dims)
+	var logs strings.Builder
+	var mu sync.Mutex
+	b, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := openAt(t, path)
+	ca, cb := newClient(t, a, emb), newClient(t, b, emb)
+	if _, err := ca.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "a first note"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.Search(ctx, postgram.SearchRequest{Query: "first note"}); err != nil {
+		t.Fatal(err)
+	}
+	// The change log's numbering jumps as if 30,000 changes had happened
+	// since b last looked.
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if res, err := raw.Exec("UPDATE sqlite_sequence SET seq = seq + 30000 WHERE name = 'change_log'"); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("change_log's sequence: %d rows", n)
+	}
+	e, err := ca.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "an axolotl regrows its limbs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cb.Search(ctx, postgram.SearchRequest{Query: "axolotl limbs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) != 1 || r.Results[0].Entity.ID != e.ID {
+		t.Fatalf("after a large backlog, b misses a's entity: %+v", r.Results)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "loading it again") {
+		t.Fatalf("b did not reload its index; log:\n%s", logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
