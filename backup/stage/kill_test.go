@@ -115,3 +115,47 @@ func TestKilledBackupLeavesNothing(t *testing.T) {
 	}
 	t.Logf("the temporary file is refused: %v", err)
 }
+
+// failingSource fails the backup after its first entity, as a full disk
+// or a store error would mid-way.
+type failingSource struct{ backup.Source }
+
+var errMidway = errors.New("no space left on device")
+
+func (s failingSource) ReadBackup(ctx context.Context, sink postgram.BackupSink) error {
+	n := 0
+	entity := sink.Entity
+	sink.Entity = func(e *postgram.BackupEntity) error {
+		if n++; n > 1 {
+			return errMidway
+		}
+		return entity(e)
+	}
+	return s.Source.ReadBackup(ctx, sink)
+}
+
+// TestFailedBackupLeavesNothing: a backup that fails mid-way returns the
+// error and leaves no file in its directory, neither at its path nor a
+// temporary one.
+func TestFailedBackupLeavesNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st := openSQLite(t, filepath.Join(dir, "store.db"))
+	c := client(t, st)
+	populate(t, c)
+	outDir := filepath.Join(dir, "out")
+	if err := os.MkdirAll(outDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(outDir, "failed.pgmbackup")
+	if _, err := backup.WriteFile(context.Background(), out, failingSource{st}, backup.Options{}); !errors.Is(err, errMidway) {
+		t.Fatalf("WriteFile = %v, want the source's error", err)
+	}
+	ents, err := os.ReadDir(outDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 0 {
+		t.Fatalf("a failed backup left %d files, first %s", len(ents), ents[0].Name())
+	}
+}
