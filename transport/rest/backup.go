@@ -108,6 +108,17 @@ func (f *flushWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// inWorkspace wraps a sink callback so that a record of another workspace
+// than ws ends the backup with an error.
+func inWorkspace[T any](ws string, next func(*T) error, of func(*T) string) func(*T) error {
+	return func(r *T) error {
+		if w := of(r); w != ws {
+			return fmt.Errorf("the store holds workspaces other than %q: back it up with pgm-admin backup: %w", ws, postgram.ErrForbidden)
+		}
+		return next(r)
+	}
+}
+
 // workspaceSource refuses a store holding rows of another workspace than
 // the key's: a key never reads past its workspace (pgm-admin backup takes
 // every workspace).
@@ -117,42 +128,10 @@ type workspaceSource struct {
 }
 
 func (s workspaceSource) ReadBackup(ctx context.Context, sink postgram.BackupSink) error {
-	check := func(ws string) error {
-		if ws != s.ws {
-			return fmt.Errorf("the store holds workspaces other than %q: back it up with pgm-admin backup: %w", s.ws, postgram.ErrForbidden)
-		}
-		return nil
-	}
-	in := sink
-	sink.Entity = func(e *postgram.BackupEntity) error {
-		if err := check(e.Workspace); err != nil {
-			return err
-		}
-		return in.Entity(e)
-	}
-	sink.Edge = func(e *postgram.BackupEdge) error {
-		if err := check(e.Workspace); err != nil {
-			return err
-		}
-		return in.Edge(e)
-	}
-	sink.Key = func(k *postgram.BackupKey) error {
-		if err := check(k.Workspace); err != nil {
-			return err
-		}
-		return in.Key(k)
-	}
-	sink.Audit = func(a *postgram.BackupAudit) error {
-		if err := check(a.Workspace); err != nil {
-			return err
-		}
-		return in.Audit(a)
-	}
-	sink.SyncFile = func(f *postgram.BackupSyncFile) error {
-		if err := check(f.Workspace); err != nil {
-			return err
-		}
-		return in.SyncFile(f)
-	}
+	sink.Entity = inWorkspace(s.ws, sink.Entity, func(e *postgram.BackupEntity) string { return e.Workspace })
+	sink.Edge = inWorkspace(s.ws, sink.Edge, func(e *postgram.BackupEdge) string { return e.Workspace })
+	sink.Key = inWorkspace(s.ws, sink.Key, func(k *postgram.BackupKey) string { return k.Workspace })
+	sink.Audit = inWorkspace(s.ws, sink.Audit, func(a *postgram.BackupAudit) string { return a.Workspace })
+	sink.SyncFile = inWorkspace(s.ws, sink.SyncFile, func(f *postgram.BackupSyncFile) string { return f.Workspace })
 	return s.Source.ReadBackup(ctx, sink)
 }
