@@ -132,12 +132,12 @@ func intersect[T comparable](a, b []T) []T {
 	return out
 }
 
-// CheckBackup reports whether the caller may take a backup of the whole
+// CanBackup reports whether the principal may take a backup of the whole
 // store (REST GET /api/admin/backup): an admin, or a key with the backup
 // scope and no limit on entity types or visibilities (a backup holds
 // everything, so a limited key could read past its limits).
-func (c *Client) CheckBackup() error {
-	p := c.principal
+// A nil principal (an unscoped client) may.
+func (p *Principal) CanBackup() error {
 	if err := p.need(ScopeBackup, "backup"); err != nil {
 		return err
 	}

@@ -38,8 +38,14 @@ func (c *Client) auditEntry(op, entityID string, details map[string]any) *AuditE
 }
 
 // RecordAudit appends an entry for an operation the library does not
-// perform itself (for example pgm-admin's sql command).
-func (c *Client) RecordAudit(ctx context.Context, op string, details map[string]any) error {
+// perform itself (for example pgm-admin's sql command, or a backup a
+// transport streamed). by names the principal that acted (its key and
+// client id are recorded); nil means the operator.
+func (a *Admin) RecordAudit(ctx context.Context, by *Principal, op string, details map[string]any) error {
+	c := a.c
+	if by != nil {
+		c = c.as(*by)
+	}
 	if op == "" {
 		return invalid("operation", "must not be empty")
 	}
@@ -52,11 +58,9 @@ func (c *Client) RecordAudit(ctx context.Context, op string, details map[string]
 	return nil
 }
 
-// Audit lists audit entries, newest first. Admin only.
-func (c *Client) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("reading the audit log is an admin operation: %w", ErrForbidden)
-	}
+// Audit lists audit entries, newest first.
+func (a *Admin) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+	c := a.c
 	if f.Limit < 0 || f.Limit > 10000 {
 		return nil, invalid("limit", "must be between 1 and 10000")
 	}
@@ -76,11 +80,9 @@ func (c *Client) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
 // entries from before the cut-off and records the prune (audit.prune, with
 // the cut-off and how many entries it deleted) in the same transaction;
 // the store refuses every other change to the log. The cut-off must not lie
-// in the future. With dryRun it only counts the entries. Admin only.
-func (c *Client) PruneAudit(ctx context.Context, before time.Time, dryRun bool) (int, error) {
-	if c.principal != nil {
-		return 0, fmt.Errorf("pruning the audit log is an admin operation: %w", ErrForbidden)
-	}
+// in the future. With dryRun it only counts the entries.
+func (a *Admin) PruneAudit(ctx context.Context, before time.Time, dryRun bool) (int, error) {
+	c := a.c
 	if before.IsZero() {
 		return 0, invalid("before", "is required: entries older than this time are deleted")
 	}
@@ -98,10 +100,8 @@ func (c *Client) PruneAudit(ctx context.Context, before time.Time, dryRun bool) 
 
 func errIs(err, target error) bool { return errors.Is(err, target) }
 
-// Stats summarises the workspace. Admin only.
-func (c *Client) Stats(ctx context.Context) (StoreStats, error) {
-	if c.principal != nil {
-		return StoreStats{}, fmt.Errorf("stats is an admin operation: %w", ErrForbidden)
-	}
+// Stats summarises the workspace.
+func (a *Admin) Stats(ctx context.Context) (StoreStats, error) {
+	c := a.c
 	return c.store.Stats(ctx, c.ws)
 }

@@ -70,3 +70,30 @@ func TestNoEnvironmentReads(t *testing.T) {
 		}
 	}
 }
+
+// TestNoTestDoubleInProductionBinaries proves the commands people run link
+// none of the project's test doubles or test-only packages (postgramtest,
+// storagetest, pgtest): the deterministic embedder they offer is
+// providers/hashing. (Package testing itself is linked by a dependency,
+// github.com/kljensen/snowball/romance, which imports it.)
+func TestNoTestDoubleInProductionBinaries(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"./cmd/postgram-server", "./cmd/postgram-mcp", "./cmd/pgm", "./cmd/pgm-admin"} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", cmd).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", cmd, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < 20 {
+			t.Fatalf("go list %s returned only %d packages", cmd, len(deps))
+		}
+		for _, p := range deps {
+			switch {
+			case strings.HasPrefix(p, "github.com/postgram-go/postgram/postgramtest"),
+				strings.HasPrefix(p, "github.com/postgram-go/postgram/storage/storagetest"),
+				strings.HasPrefix(p, "github.com/postgram-go/postgram/internal/pgtest"):
+				t.Errorf("%s links the test package %s", cmd, p)
+			}
+		}
+	}
+}

@@ -54,8 +54,13 @@ func Example() {
 	}
 	fmt.Println(len(res.Results), res.Results[0].Entity.ID == mem.ID, mem.EnrichmentStatus)
 
-	// Embed synchronously (a server runs client.Start(ctx) instead).
-	if _, err := client.EnrichPending(ctx); err != nil {
+	// Embed synchronously (a server runs client.Start(ctx) instead): an
+	// operator's act, on the Admin of the unscoped client.
+	admin, err := client.Admin()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := admin.EnrichPending(ctx); err != nil {
 		log.Fatal(err)
 	}
 	res, err = client.Search(ctx, postgram.SearchRequest{Query: "which index do we use for embeddings?"})

@@ -44,11 +44,9 @@ type ReextractResult struct {
 
 // Reextract queues entities for extraction again. Session context,
 // auto-created placeholders and memories the memory mode excludes are
-// never selected; user-made edges are never touched. Admin only.
-func (c *Client) Reextract(ctx context.Context, req ReextractRequest) (*ReextractResult, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("reextract is an admin operation: %w", ErrForbidden)
-	}
+// never selected; user-made edges are never touched.
+func (a *Admin) Reextract(ctx context.Context, req ReextractRequest) (*ReextractResult, error) {
+	c := a.c
 	if !req.All && req.Type == "" && len(req.IDs) == 0 {
 		return nil, invalid("scope", "name --all, --type or --id")
 	}
@@ -237,11 +235,9 @@ const metaLastValidated = "last_validated_at"
 // ValidateEdges asks the judge about derived edges and removes the ones it
 // finds unsupported or below MinConfidence; kept edges record
 // last_validated_at, validation_confidence and validation_reason in their
-// metadata. A dry run calls the judge but changes nothing. Admin only.
-func (c *Client) ValidateEdges(ctx context.Context, req ValidateEdgesRequest) (*ValidateEdgesResult, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("validate-edges is an admin operation: %w", ErrForbidden)
-	}
+// metadata. A dry run calls the judge but changes nothing.
+func (a *Admin) ValidateEdges(ctx context.Context, req ValidateEdgesRequest) (*ValidateEdgesResult, error) {
+	c := a.c
 	if req.Judge == nil {
 		return nil, invalid("judge", "validate-edges needs an extraction LLM (EXTRACTION_ENABLED and EXTRACTION_PROVIDER)")
 	}

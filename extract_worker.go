@@ -125,7 +125,7 @@ func (x *ExtractionConfig) validate() error {
 }
 
 // ExtractionEnabled reports whether an extractor is configured.
-func (c *Client) ExtractionEnabled() bool { return c.cfg.Extraction.Extractor != nil }
+func (a *Admin) ExtractionEnabled() bool { return a.c.cfg.Extraction.Extractor != nil }
 
 // isPlaceholder reports whether e was auto-created by extraction.
 func isPlaceholder(e *Entity) bool {
@@ -199,7 +199,8 @@ func (c *core) extraction() ExtractionStorage { return c.store }
 // later). With an embedder, only entities whose embedding is completed
 // are extracted, so run EnrichPending first. For tests, CLIs and embedded
 // use without Start.
-func (c *Client) ExtractPending(ctx context.Context) (ExtractStats, error) {
+func (a *Admin) ExtractPending(ctx context.Context) (ExtractStats, error) {
+	c := a.c
 	var total ExtractStats
 	if c.cfg.Extraction.Extractor == nil {
 		return total, errNoExtractor

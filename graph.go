@@ -563,11 +563,12 @@ const maxNeighborChunks = 32
 // another edge (an LLM-extracted or manual one, or the other entity's own
 // semantic-neighbor edge) are skipped, so a weaker related_to never
 // shadows them. The entity's previous semantic-neighbor edges are replaced,
-// so running it again changes nothing. Admin only.
-func (c *Client) LinkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOptions) (*NeighborResult, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("link-neighbors is an admin operation: %w", ErrForbidden)
-	}
+// so running it again changes nothing.
+func (a *Admin) LinkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOptions) (*NeighborResult, error) {
+	return a.c.linkNeighbors(ctx, id, opts)
+}
+
+func (c *Client) linkNeighbors(ctx context.Context, id uuid.UUID, opts NeighborOptions) (*NeighborResult, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
@@ -770,12 +771,10 @@ type NeighborStats struct {
 }
 
 // LinkNeighborsBatch runs LinkNeighbors over a scope, calling report (from
-// one goroutine at a time) with each entity's result. Admin only.
-func (c *Client) LinkNeighborsBatch(ctx context.Context, scope NeighborScope, opts NeighborOptions, report func(*NeighborResult)) (NeighborStats, error) {
+// one goroutine at a time) with each entity's result.
+func (a *Admin) LinkNeighborsBatch(ctx context.Context, scope NeighborScope, opts NeighborOptions, report func(*NeighborResult)) (NeighborStats, error) {
+	c := a.c
 	var st NeighborStats
-	if c.principal != nil {
-		return st, fmt.Errorf("link-neighbors is an admin operation: %w", ErrForbidden)
-	}
 	if err := opts.defaults(); err != nil {
 		return st, err
 	}
@@ -907,11 +906,9 @@ type PruneOptions struct {
 }
 
 // PruneEdges deletes low-confidence edges (by default only LLM-extracted
-// ones) and returns them. Admin only.
-func (c *Client) PruneEdges(ctx context.Context, opts PruneOptions) ([]Edge, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("prune-edges is an admin operation: %w", ErrForbidden)
-	}
+// ones) and returns them.
+func (a *Admin) PruneEdges(ctx context.Context, opts PruneOptions) ([]Edge, error) {
+	c := a.c
 	if math.IsNaN(opts.Below) || opts.Below <= 0 || opts.Below > 1 {
 		return nil, invalid("below", "must be greater than 0 and at most 1")
 	}

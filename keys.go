@@ -79,10 +79,8 @@ func (c *core) keyHash(token string) []byte {
 
 // CreateKey makes a key and returns its plaintext, which is shown once and
 // never stored. Only a principal-free (admin) client may create keys.
-func (c *Client) CreateKey(ctx context.Context, spec KeySpec) (string, *APIKey, error) {
-	if c.principal != nil {
-		return "", nil, fmt.Errorf("creating keys is an admin operation: %w", ErrForbidden)
-	}
+func (a *Admin) CreateKey(ctx context.Context, spec KeySpec) (string, *APIKey, error) {
+	c := a.c
 	k, err := c.newKey(spec)
 	if err != nil {
 		return "", nil, err
@@ -212,11 +210,9 @@ type RotatedKey struct {
 // RotateKey issues a successor of key id with the same rights and makes
 // the old key expire at the end of the overlap window, in one transaction
 // (audited as key.rotate). A revoked key cannot be rotated (ErrConflict);
-// an unknown one is ErrNotFound. Admin only.
-func (c *Client) RotateKey(ctx context.Context, id uuid.UUID, opts RotateOptions) (*RotatedKey, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("rotating keys is an admin operation: %w", ErrForbidden)
-	}
+// an unknown one is ErrNotFound.
+func (a *Admin) RotateKey(ctx context.Context, id uuid.UUID, opts RotateOptions) (*RotatedKey, error) {
+	c := a.c
 	if opts.Overlap < 0 || opts.Overlap > maxKeyLifetime {
 		return nil, invalid("overlap", "must be between 0 and 10 years")
 	}
@@ -274,19 +270,15 @@ func (c *Client) key(ctx context.Context, id uuid.UUID) (*APIKey, error) {
 }
 
 // ListKeys lists the workspace's keys (without secrets).
-func (c *Client) ListKeys(ctx context.Context) ([]APIKey, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("listing keys is an admin operation: %w", ErrForbidden)
-	}
+func (a *Admin) ListKeys(ctx context.Context) ([]APIKey, error) {
+	c := a.c
 	return c.store.ListKeys(ctx, c.ws)
 }
 
 // RevokeKey revokes a key. Every server sharing the store refuses it on
 // its next request: the revocation is broadcast to their key caches.
-func (c *Client) RevokeKey(ctx context.Context, id uuid.UUID) error {
-	if c.principal != nil {
-		return fmt.Errorf("revoking keys is an admin operation: %w", ErrForbidden)
-	}
+func (a *Admin) RevokeKey(ctx context.Context, id uuid.UUID) error {
+	c := a.c
 	audit := c.auditEntry("key.revoke", "", map[string]any{"key_id": id.String()})
 	if err := c.store.RevokeKey(ctx, c.ws, id, c.now(), audit); err != nil {
 		return fmt.Errorf("revoke key: %w", err)
@@ -303,7 +295,8 @@ func (c *Client) RevokeKey(ctx context.Context, id uuid.UUID) error {
 // library or by SQL, evicts them at once), or, with a KeyVersioner store,
 // while its keys version stays the same (checked on every call);
 // otherwise every call asks the store.
-func (c *Client) Authenticate(ctx context.Context, token string) (*Client, error) {
+func (a *Admin) Authenticate(ctx context.Context, token string) (*Client, error) {
+	c := a.c
 	if !strings.HasPrefix(token, KeyPrefix) || len(token) < len(KeyPrefix)+40 || len(token) > 200 {
 		return nil, fmt.Errorf("malformed API key: %w", ErrUnauthorized)
 	}
@@ -321,7 +314,7 @@ func (c *Client) Authenticate(ctx context.Context, token string) (*Client, error
 			return nil, expiredErr(ck.prefix, *ck.expires)
 		}
 		c.keys.touch(ck.p.KeyID, now)
-		return c.As(ck.p), nil
+		return c.as(ck.p), nil
 	}
 	gen := c.keys.generation()
 	k, stored, err := c.store.KeyByHash(ctx, c.ws, h)
@@ -343,7 +336,7 @@ func (c *Client) Authenticate(ctx context.Context, token string) (*Client, error
 	p := k.Principal()
 	c.keys.put(h, cachedKey{p: p, prefix: k.Prefix, expires: k.ExpiresAt, at: now}, gen)
 	c.keys.touch(p.KeyID, now)
-	return c.As(p), nil
+	return c.as(p), nil
 }
 
 func expiredErr(prefix string, at time.Time) error {

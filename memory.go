@@ -497,10 +497,8 @@ func durableFilter(tags []string, vis []Visibility, topic string) (EntityFilter,
 // review is written to metadata.durable_grooming (outcome, reason,
 // reviewed_at, suggestion, superseded_by). It never rewrites content or
 // changes status (ApplyDurableGrooming does). Operators only.
-func (c *Client) GroomDurable(ctx context.Context, req DurableGroomRequest) (*GroomResult, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("durable grooming is an operator's act (pgm-admin): %w", ErrForbidden)
-	}
+func (a *Admin) GroomDurable(ctx context.Context, req DurableGroomRequest) (*GroomResult, error) {
+	c := a.c
 	if req.Mode == "" {
 		req.Mode = GroomDryRun
 	}
@@ -640,10 +638,8 @@ type ApplyGroomingRequest struct {
 // again) from the stored suggestion or the Groomer; archive and
 // superseded archive the memory. Each applied memory records
 // metadata.durable_grooming.applied_at and applied_action. Operators only.
-func (c *Client) ApplyDurableGrooming(ctx context.Context, req ApplyGroomingRequest) (*GroomResult, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("applying durable grooming is an operator's act (pgm-admin): %w", ErrForbidden)
-	}
+func (a *Admin) ApplyDurableGrooming(ctx context.Context, req ApplyGroomingRequest) (*GroomResult, error) {
+	c := a.c
 	if req.Mode == "" {
 		req.Mode = ApplyAuto
 	}

@@ -30,11 +30,9 @@ type ModelRecord struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// Models lists the store's embedding models. Admin only.
-func (c *Client) Models(ctx context.Context) ([]ModelRecord, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("listing embedding models is an admin operation: %w", ErrForbidden)
-	}
+// Models lists the store's embedding models.
+func (a *Admin) Models(ctx context.Context) ([]ModelRecord, error) {
+	c := a.c
 	ms, err := c.store.ListModels(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list models: %w", err)
@@ -58,11 +56,8 @@ type ModelSwitch struct {
 // does). Servers must be restarted with the matching EMBEDDING_* settings:
 // a client built with another embedder fails with ErrModelMismatch. A dry
 // run changes nothing and reports the entities that would be queued as 0.
-// Admin only.
-func (c *Client) SwitchModel(ctx context.Context, m ModelInfo, dryRun bool) (*ModelSwitch, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("switching the embedding model is an admin operation: %w", ErrForbidden)
-	}
+func (a *Admin) SwitchModel(ctx context.Context, m ModelInfo, dryRun bool) (*ModelSwitch, error) {
+	c := a.c
 	if err := validateShort("provider", m.Provider, 40); err != nil {
 		return nil, err
 	}
@@ -109,11 +104,9 @@ func (c *Client) SwitchModel(ctx context.Context, m ModelInfo, dryRun bool) (*Mo
 
 // Reembed queues the workspace's entities (of types, when given) for
 // embedding again with the active model, e.g. after a provider fixed a
-// bug. Admin only.
-func (c *Client) Reembed(ctx context.Context, types []EntityType) (int, error) {
-	if c.principal != nil {
-		return 0, fmt.Errorf("reembed is an admin operation: %w", ErrForbidden)
-	}
+// bug.
+func (a *Admin) Reembed(ctx context.Context, types []EntityType) (int, error) {
+	c := a.c
 	for i, t := range types {
 		if err := validateType(fmt.Sprintf("type[%d]", i), t); err != nil {
 			return 0, err

@@ -337,15 +337,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 // Workspace returns the client's workspace.
 func (c *Client) Workspace() string { return c.ws }
 
-// Storage returns the backend.
-func (c *Client) Storage() Storage { return c.store }
-
-// Embedder returns the configured embedder, or nil.
-func (c *Client) Embedder() Embedder { return c.embedder }
-
-// As returns a view of c that acts for p: every call checks p's scopes and
-// limits. The view shares c's worker and caches.
-func (c *Client) As(p Principal) *Client {
+// as returns a view of c that acts for p (Admin.As).
+func (c *Client) as(p Principal) *Client {
 	pp := p
 	return &Client{core: c.core, principal: &pp}
 }
@@ -427,7 +420,8 @@ type EmbeddingHealth struct {
 // for lack of space or because it is read-only (store state "read_only",
 // see WriteStater: reads and searches still work); an unreachable store
 // returns an error wrapping ErrUnavailable too.
-func (c *Client) Health(ctx context.Context) (Health, error) {
+func (a *Admin) Health(ctx context.Context) (Health, error) {
+	c := a.c
 	h := Health{Status: "ok", Store: ComponentHealth{Name: c.store.Name(), State: "ok"}}
 	if c.embedder == nil {
 		h.Embedding.State = "disabled"

@@ -85,12 +85,10 @@ const purgeBatch = 500
 // entities is one transaction with one admin.purge audit entry naming its
 // ids and counts, never content; the audit log itself is kept. Then the
 // store's files are scrubbed (PurgeStorage.ScrubDeleted) unless
-// req.NoScrub. Admin only; soft delete (Delete) stays the default
+// req.NoScrub. Soft delete (Delete) stays the default
 // everywhere else.
-func (c *Client) Purge(ctx context.Context, req PurgeRequest) (*PurgeResult, error) {
-	if c.principal != nil {
-		return nil, fmt.Errorf("purge is an admin operation: %w", ErrForbidden)
-	}
+func (a *Admin) Purge(ctx context.Context, req PurgeRequest) (*PurgeResult, error) {
+	c := a.c
 	ps, ok := c.store.(PurgeStorage)
 	if !ok {
 		return nil, fmt.Errorf("purge: the %s store cannot purge: %w", c.store.Name(), ErrUnavailable)

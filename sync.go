@@ -155,10 +155,11 @@ func refuseHidden(n int, path func(int) string, hidden map[string]bool) error {
 	return nil
 }
 
-// SyncDiff compares a manifest with the server's state of repo, as far as
+// Diff compares a manifest with the server's state of repo, as far as
 // the caller may see it (a file whose document it may not see is new to
 // it, and its upload is refused).
-func (c *Client) SyncDiff(ctx context.Context, req syncproto.DiffRequest) (*syncproto.DiffResponse, error) {
+func (s *Sync) Diff(ctx context.Context, req syncproto.DiffRequest) (*syncproto.DiffResponse, error) {
+	c := s.c
 	if err := c.checkSync("sync diff", false); err != nil {
 		return nil, err
 	}
@@ -260,11 +261,12 @@ func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncpro
 	}, true, nil
 }
 
-// SyncUpload stores a batch of files (at most syncproto.MaxBatchFiles) in
+// Upload stores a batch of files (at most syncproto.MaxBatchFiles) in
 // one transaction: new files become documents, changed ones update their
 // document, files already synced with this content are left alone. A bad
 // file (path, digest, content) rejects the whole batch.
-func (c *Client) SyncUpload(ctx context.Context, req syncproto.UploadRequest) (*syncproto.UploadResponse, error) {
+func (s *Sync) Upload(ctx context.Context, req syncproto.UploadRequest) (*syncproto.UploadResponse, error) {
+	c := s.c
 	if err := c.checkSync("sync upload", true); err != nil {
 		return nil, err
 	}
@@ -404,10 +406,11 @@ func (c *Client) finalizeOps(ctx context.Context, repo string, want map[string]s
 	return ops, deleted, restored, missing, nil
 }
 
-// SyncFinalize takes the full manifest after the uploads: documents of
+// Finalize takes the full manifest after the uploads: documents of
 // files that left the folder are archived, archived documents of files
 // that came back are restored, in one transaction.
-func (c *Client) SyncFinalize(ctx context.Context, req syncproto.FinalizeRequest) (*syncproto.FinalizeResponse, error) {
+func (s *Sync) Finalize(ctx context.Context, req syncproto.FinalizeRequest) (*syncproto.FinalizeResponse, error) {
+	c := s.c
 	if err := c.checkSync("sync finalize", true); err != nil {
 		return nil, err
 	}
@@ -439,10 +442,11 @@ func (c *Client) SyncFinalize(ctx context.Context, req syncproto.FinalizeRequest
 // three-phase protocol.
 const MaxPushFiles = 1000
 
-// SyncPush is the single-shot sync: req.Files is the whole folder with
+// Push is the single-shot sync: req.Files is the whole folder with
 // contents; everything (creates, updates, archives, restores) commits in
 // one transaction.
-func (c *Client) SyncPush(ctx context.Context, req syncproto.PushRequest) (*syncproto.PushResponse, error) {
+func (s *Sync) Push(ctx context.Context, req syncproto.PushRequest) (*syncproto.PushResponse, error) {
+	c := s.c
 	if err := c.checkSync("sync push", true); err != nil {
 		return nil, err
 	}
@@ -494,9 +498,10 @@ func (c *Client) SyncPush(ctx context.Context, req syncproto.PushRequest) (*sync
 	return res, nil
 }
 
-// SyncStatus lists the server's state of every file of repo whose document
+// Status lists the server's state of every file of repo whose document
 // the caller may see.
-func (c *Client) SyncStatus(ctx context.Context, repo string) (*syncproto.StatusResponse, error) {
+func (s *Sync) Status(ctx context.Context, repo string) (*syncproto.StatusResponse, error) {
+	c := s.c
 	if err := c.checkSync("sync status", false); err != nil {
 		return nil, err
 	}

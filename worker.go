@@ -28,7 +28,8 @@ var errNoEmbedder = fmt.Errorf("no embedding provider is configured: %w", ErrUna
 // EnrichPending processes the embedding queue synchronously until no due
 // work remains (failures waiting for their retry time are left for later)
 // and reports what it did. For tests, CLIs and embedded use without Start.
-func (c *Client) EnrichPending(ctx context.Context) (EnrichStats, error) {
+func (a *Admin) EnrichPending(ctx context.Context) (EnrichStats, error) {
+	c := a.c
 	var total EnrichStats
 	if c.embedder == nil {
 		return total, errNoEmbedder
@@ -328,6 +329,7 @@ func (c *core) maintain(ctx context.Context) {
 
 // PruneQueryCache applies the query cache's retention now (the worker does
 // it hourly).
-func (c *Client) PruneQueryCache(ctx context.Context) (int, error) {
+func (a *Admin) PruneQueryCache(ctx context.Context) (int, error) {
+	c := a.c
 	return c.store.PruneQueryEmbeddings(ctx, c.ws, c.now().Add(-c.cfg.QueryCache.Retention), c.cfg.QueryCache.MaxRowsPerClient)
 }

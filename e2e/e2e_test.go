@@ -16,6 +16,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
 )
 
@@ -198,7 +199,7 @@ func TestEndToEnd(t *testing.T) {
 	if code, _ := api(t, "GET", srv.URL+"/api/entities", rtok, nil); code != 200 {
 		t.Fatalf("fresh key: %d", code)
 	}
-	keys, _ := admin.ListKeys(context.Background())
+	keys, _ := postgramtest.Admin(t, admin).ListKeys(context.Background())
 	for _, k := range keys {
 		if k.Name == "short-lived-2" {
 			if _, _, exit := runCLI(t, "pgm-admin", []string{"DATABASE_URL=" + dsn}, "", "key", "revoke", k.ID.String(), "--yes"); exit != 0 {
@@ -216,7 +217,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("wrong method: %d %v", code, body)
 	}
 	// The audit log recorded the writes with the key.
-	entries, err := admin.Audit(context.Background(), postgram.AuditFilter{Operation: "entity.store"})
+	entries, err := postgramtest.Admin(t, admin).Audit(context.Background(), postgram.AuditFilter{Operation: "entity.store"})
 	if err != nil || len(entries) < 3 || entries[0].KeyID == "" {
 		t.Fatalf("audit: %v %+v", err, entries)
 	}
@@ -312,12 +313,12 @@ func TestTwoReplicas(t *testing.T) {
 	if total != 40 {
 		t.Fatalf("the replicas embedded %d entities in total, want exactly 40", total)
 	}
-	st, err := admin.Stats(context.Background())
+	st, err := postgramtest.Admin(t, admin).Stats(context.Background())
 	if err != nil || st.EmbeddedChunks != 40 || st.Chunks != 40 {
 		t.Fatalf("stats: %v %+v", err, st)
 	}
 	// Revoke through replica a's store (pgm-admin): both refuse the key.
-	if err := admin.RevokeKey(context.Background(), k.ID); err != nil {
+	if err := postgramtest.Admin(t, admin).RevokeKey(context.Background(), k.ID); err != nil {
 		t.Fatal(err)
 	}
 	waitUnauthorized(t, a.URL, key)
@@ -331,7 +332,7 @@ func TestTwoReplicas(t *testing.T) {
 			t.Fatalf("write before the SQL change: %d", code)
 		}
 	}
-	pool := admin.Storage().(*postgres.Store).Pool()
+	pool := postgramtest.Admin(t, admin).Storage().(*postgres.Store).Pool()
 	if _, err := pool.Exec(context.Background(), `UPDATE api_keys SET scopes = '{read}' WHERE id = $1`, k2.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -168,7 +168,7 @@ func adminClient(t *testing.T, dsn string) *postgram.Client {
 
 func newKey(t *testing.T, c *postgram.Client, spec postgram.KeySpec) (string, *postgram.APIKey) {
 	t.Helper()
-	token, k, err := c.CreateKey(context.Background(), spec)
+	token, k, err := postgramtest.Admin(t, c).CreateKey(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,26 +7,16 @@ package postgramtest
 import (
 	"context"
 	"fmt"
-	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/providers/hashing"
 )
 
-// Feature weights. A word contributes a random ±1 vector of weight
-// wordWeight; its character trigrams together contribute trigramWeight, so
-// texts that share only word fragments ("embedding", "embeddings") still
-// score some similarity.
-const (
-	wordWeight    = 1.0
-	trigramWeight = 0.7
-)
-
-// Embedder is a deterministic postgram.Embedder that needs no network.
+// Embedder is a deterministic postgram.Embedder that needs no network: the
+// vectors of providers/hashing (see there) plus test knobs.
 //
 // Each lowercase word (a run of Unicode letters and digits) adds a
 // pseudo-random ±1 vector seeded by the word's FNV-64a hash; the word's
@@ -147,156 +137,5 @@ func (e *Embedder) EmbedBatch(ctx context.Context, texts []string) ([][]float32,
 		return nil, nil
 	}
 
-	out := make([][]float32, len(texts))
-	acc := make([]float64, e.dims)
-	var fs features
-	for i, text := range texts {
-		fs.reset()
-		fs.collect(text)
-		clear(acc)
-		out[i] = fs.vector(acc)
-	}
-	return out, nil
-}
-
-// features is the bag of hashed features of one text, in order of first
-// occurrence so that floating-point sums are deterministic. Repeated
-// features are merged, so each distinct one is expanded only once.
-type features struct {
-	index   map[uint64]int // seed → position in seeds and weights
-	seeds   []uint64
-	weights []float64
-	offs    []int // scratch: rune offsets in a padded word
-}
-
-func (f *features) reset() {
-	if f.index == nil {
-		f.index = make(map[uint64]int)
-	}
-	clear(f.index)
-	f.seeds = f.seeds[:0]
-	f.weights = f.weights[:0]
-}
-
-func (f *features) add(seed uint64, weight float64) {
-	if i, ok := f.index[seed]; ok {
-		f.weights[i] += weight
-		return
-	}
-	f.index[seed] = len(f.seeds)
-	f.seeds = append(f.seeds, seed)
-	f.weights = append(f.weights, weight)
-}
-
-// collect adds the word and trigram features of text.
-func (f *features) collect(text string) {
-	for word := range words(text) {
-		f.add(fnv64a('w', word), wordWeight)
-
-		// Trigrams of the word padded with spaces, so a word of n runes has
-		// n trigrams; each gets weight trigramWeight/sqrt(n) so that the
-		// trigram part of every word has about the same norm.
-		padded := " " + word + " "
-		f.offs = f.offs[:0]
-		for off := range padded {
-			f.offs = append(f.offs, off)
-		}
-		f.offs = append(f.offs, len(padded))
-		n := len(f.offs) - 3 // runes in padded minus 2 = runes in word
-		w := trigramWeight / math.Sqrt(float64(n))
-		for k := range n {
-			f.add(fnv64a('t', padded[f.offs[k]:f.offs[k+3]]), w)
-		}
-	}
-}
-
-// vector expands the features into acc (len = dims, zeroed) and returns
-// the L2-normalised result, or the first unit vector if there are none.
-func (f *features) vector(acc []float64) []float32 {
-	for i, seed := range f.seeds {
-		addFeature(acc, seed, f.weights[i])
-	}
-	v := make([]float32, len(acc))
-	var sum float64
-	for _, x := range acc {
-		sum += x * x
-	}
-	if sum == 0 {
-		v[0] = 1
-		return v
-	}
-	inv := 1 / math.Sqrt(sum)
-	for i, x := range acc {
-		v[i] = float32(x * inv)
-	}
-	return v
-}
-
-// words yields the lowercase runs of Unicode letters and digits in text.
-func words(text string) func(yield func(string) bool) {
-	return func(yield func(string) bool) {
-		var b strings.Builder
-		flush := func() bool {
-			if b.Len() == 0 {
-				return true
-			}
-			w := b.String()
-			b.Reset()
-			return yield(w)
-		}
-		for _, r := range text {
-			if unicode.IsLetter(r) || unicode.IsDigit(r) {
-				b.WriteRune(unicode.ToLower(r))
-				continue
-			}
-			if !flush() {
-				return
-			}
-		}
-		flush()
-	}
-}
-
-// fnv64a returns the FNV-64a hash of kind followed by s; kind separates
-// word features from trigram features.
-func fnv64a(kind byte, s string) uint64 {
-	const (
-		offset64 = 14695981039346656037
-		prime64  = 1099511628211
-	)
-	h := uint64(offset64)
-	h ^= uint64(kind)
-	h *= prime64
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= prime64
-	}
-	return h
-}
-
-// addFeature adds weight times the pseudo-random ±1 vector seeded by seed
-// to acc. The vector is expanded from the seed with splitmix64, 64 signs per
-// generated value.
-func addFeature(acc []float64, seed uint64, weight float64) {
-	// Flipping the sign bit of weight when a random bit is 0 avoids an
-	// unpredictable branch per dimension.
-	wbits := math.Float64bits(weight)
-	state := seed
-	for i := 0; i < len(acc); i += 64 {
-		bits := splitmix64(&state)
-		chunk := acc[i:min(i+64, len(acc))]
-		for j := range chunk {
-			chunk[j] += math.Float64frombits(wbits ^ (^bits&1)<<63)
-			bits >>= 1
-		}
-	}
-}
-
-// splitmix64 advances state and returns the next pseudo-random value.
-func splitmix64(state *uint64) uint64 {
-	*state += 0x9e3779b97f4a7c15
-	z := *state
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
+	return hashing.Vectors(e.dims, texts), nil
 }

@@ -83,7 +83,7 @@ func populate(t *testing.T, st postgram.Storage) []uuid.UUID {
 		ids = append(ids, e.ID)
 	}
 	// Session context written by a client (client_id set).
-	sc := c.As(postgram.Principal{ClientID: "agent-7", Scopes: postgram.AllScopes})
+	sc := postgramtest.Admin(t, c).As(postgram.Principal{ClientID: "agent-7", Scopes: postgram.AllScopes})
 	e, err := sc.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "working context of agent seven",
 		Metadata: map[string]any{"memory_role": "session_context"}})
 	if err != nil {
@@ -101,7 +101,7 @@ func populate(t *testing.T, st postgram.Storage) []uuid.UUID {
 	if _, err := c.Delete(ctx, ids[1]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Written after enrichment: stays pending.
@@ -253,7 +253,7 @@ func TestRoundTrip(t *testing.T) {
 		if len(r.Results) == 0 || r.Results[0].Entity.ID != ids[5] || len(r.Degraded) != 0 {
 			t.Fatalf("%s: search after import: %+v", st.Name(), r.Results)
 		}
-		es, err := c.EnrichPending(ctx)
+		es, err := postgramtest.Admin(t, c).EnrichPending(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

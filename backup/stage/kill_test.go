@@ -14,6 +14,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/postgramtest"
 )
 
 // killChildEnv, when set, makes TestKilledBackupLeavesNothing the child
@@ -57,7 +58,7 @@ func TestKilledBackupLeavesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.EnrichPending(context.Background()); err != nil {
+	if _, err := postgramtest.Admin(t, c).EnrichPending(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out", "killed.pgmbackup")

@@ -84,16 +84,16 @@ func populate(t *testing.T, c *postgram.Client) []uuid.UUID {
 		}
 		ids = append(ids, e.ID)
 	}
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Link(ctx, postgram.LinkInput{SourceID: ids[0], TargetID: ids[1], Relation: "mentions", Confidence: ptr(0.7)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.CreateKey(ctx, postgram.KeySpec{Name: "agent", Scopes: postgram.AllScopes}); err != nil {
+	if _, _, err := postgramtest.Admin(t, c).CreateKey(ctx, postgram.KeySpec{Name: "agent", Scopes: postgram.AllScopes}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.SyncPush(ctx, syncproto.PushRequest{Repo: "notes", Files: []syncproto.UploadFile{{Path: "a.md", SHA: fmt.Sprintf("%x", sha256.Sum256([]byte("synced quartz file"))), Content: "synced quartz file"}}}); err != nil {
+	if _, err := c.Sync().Push(ctx, syncproto.PushRequest{Repo: "notes", Files: []syncproto.UploadFile{{Path: "a.md", SHA: fmt.Sprintf("%x", sha256.Sum256([]byte("synced quartz file"))), Content: "synced quartz file"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Delete(ctx, ids[5]); err != nil {

@@ -40,7 +40,7 @@ func (a *app) auditCmd() *cobra.Command {
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			entries, err := a.client.Audit(cmd.Context(), f)
+			entries, err := a.admin.Audit(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
@@ -98,7 +98,7 @@ refuses UPDATE and DELETE otherwise, from pgm-admin sql and psql too.
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			n, err := a.client.PruneAudit(cmd.Context(), cut, dryRun)
+			n, err := a.admin.PruneAudit(cmd.Context(), cut, dryRun)
 			if err != nil {
 				return err
 			}
@@ -160,7 +160,7 @@ func (a *app) statsCmd() *cobra.Command {
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			st, err := a.client.Stats(cmd.Context())
+			st, err := a.admin.Stats(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -242,7 +242,7 @@ store it is SQLite SQL against the database file (its path is in the log).`,
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			if err := a.client.RecordAudit(cmd.Context(), "admin.sql", map[string]any{"statement": truncate(stmt, 2000)}); err != nil {
+			if err := a.admin.RecordAudit(cmd.Context(), nil, "admin.sql", map[string]any{"statement": truncate(stmt, 2000)}); err != nil {
 				return err
 			}
 			switch st := a.store.(type) {

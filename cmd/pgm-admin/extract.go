@@ -68,7 +68,7 @@ func (a *app) runReextract(cmd *cobra.Command, r *reextractFlags) error {
 	if err := a.openStore(cmd.Context()); err != nil {
 		return err
 	}
-	res, err := a.client.Reextract(cmd.Context(), r.req)
+	res, err := a.admin.Reextract(cmd.Context(), r.req)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ and reports without changing anything.`,
 				return err
 			}
 			req.Judge = judge(a)
-			res, err := a.client.ValidateEdges(cmd.Context(), req)
+			res, err := a.admin.ValidateEdges(cmd.Context(), req)
 			if err != nil {
 				return err
 			}

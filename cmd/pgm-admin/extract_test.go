@@ -104,10 +104,10 @@ func TestExtractionAdmin(t *testing.T) {
 	nadia := store(postgram.TypePerson, "Nadia")
 	doc := store(postgram.TypeDocument, "Vega planning: Nadia owns the roadmap.")
 	quiet := store(postgram.TypeDocument, "nothing to see here")
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
-	x, err := c.ExtractPending(ctx)
+	x, err := postgramtest.Admin(t, c).ExtractPending(ctx)
 	if err != nil || x.Edges != 2 || x.Failed != 0 {
 		t.Fatalf("extraction through the configured model: %v %+v", err, x)
 	}
@@ -133,7 +133,7 @@ func TestExtractionAdmin(t *testing.T) {
 	if n := edgeCount(t, vars, postgram.EdgeSourceLLM); n != 0 {
 		t.Fatalf("--clean-edges left %d edges", n)
 	}
-	if x, err := c.ExtractPending(ctx); err != nil || x.Entities != 1 || x.Edges != 2 {
+	if x, err := postgramtest.Admin(t, c).ExtractPending(ctx); err != nil || x.Entities != 1 || x.Edges != 2 {
 		t.Fatalf("worker after reextract: %v %+v", err, x)
 	}
 
@@ -145,7 +145,7 @@ func TestExtractionAdmin(t *testing.T) {
 	if !strings.Contains(out, "queued 1 entities for extraction with bigger-model") {
 		t.Fatalf("improve-graph:\n%s", out)
 	}
-	if x, err := c.ExtractPending(ctx); err != nil || x.Entities != 1 {
+	if x, err := postgramtest.Admin(t, c).ExtractPending(ctx); err != nil || x.Entities != 1 {
 		t.Fatalf("worker after improve-graph: %v %+v", err, x)
 	}
 	chat.mu.Lock()

@@ -62,7 +62,7 @@ writing anything; use it to tune --min-similarity for your embedding model.`,
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			enc := json.NewEncoder(a.stdout)
-			st, err := a.client.LinkNeighborsBatch(cmd.Context(), scope, opts, func(r *postgram.NeighborResult) {
+			st, err := a.admin.LinkNeighborsBatch(cmd.Context(), scope, opts, func(r *postgram.NeighborResult) {
 				if a.json {
 					_ = enc.Encode(r)
 					return
@@ -141,7 +141,7 @@ deleting needs --yes.`,
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			es, err := a.client.PruneEdges(cmd.Context(), opts)
+			es, err := a.admin.PruneEdges(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}

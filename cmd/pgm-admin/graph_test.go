@@ -33,7 +33,7 @@ func TestGraphAdmin(t *testing.T) {
 	b := store(postgram.TypeDocument, "walrus colony migration along the arctic coast in late spring")
 	m := store(postgram.TypeMemory, "walrus colony migration along the arctic coast in spring")
 	far := store(postgram.TypeDocument, "quarterly budget spreadsheet for the finance team")
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// An LLM edge of low confidence and a manual one, for prune-edges.

@@ -40,7 +40,7 @@ func (a *app) keyCmd() *cobra.Command {
 				}
 				spec.ExpiresAt = time.Now().Add(d)
 			}
-			token, k, err := a.client.CreateKey(cmd.Context(), spec)
+			token, k, err := a.admin.CreateKey(cmd.Context(), spec)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ func (a *app) keyCmd() *cobra.Command {
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			keys, err := a.client.ListKeys(cmd.Context())
+			keys, err := a.admin.ListKeys(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -107,7 +107,7 @@ func (a *app) keyCmd() *cobra.Command {
 				}
 				return nil
 			}
-			if err := a.client.RevokeKey(cmd.Context(), id); err != nil {
+			if err := a.admin.RevokeKey(cmd.Context(), id); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "revoked key %s\n", id)
@@ -162,7 +162,7 @@ then needs --yes.`,
 				}
 				return nil
 			}
-			rot, err := a.client.RotateKey(cmd.Context(), id, opts)
+			rot, err := a.admin.RotateKey(cmd.Context(), id, opts)
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/transport/apierror"
 )
 
@@ -72,7 +73,7 @@ func TestKeyExpiryAndRotation(t *testing.T) {
 	// Both keys work during the overlap, with the same rights.
 	c, _ := serverClient(t, vars, nil)
 	for _, tok := range []string{created.Key, rot.Token} {
-		got, err := c.Authenticate(ctx, tok)
+		got, err := postgramtest.Admin(t, c).Authenticate(ctx, tok)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,10 +86,10 @@ func TestKeyExpiryAndRotation(t *testing.T) {
 	if !strings.HasPrefix(out, "pgm-") {
 		t.Fatalf("rotate printed %q", out)
 	}
-	if _, err := c.Authenticate(ctx, rot.Token); !errors.Is(err, postgram.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
+	if _, err := postgramtest.Admin(t, c).Authenticate(ctx, rot.Token); !errors.Is(err, postgram.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("a key rotated with --overlap 0: %v", err)
 	}
-	if _, err := c.Authenticate(ctx, strings.TrimSpace(out)); err != nil {
+	if _, err := postgramtest.Admin(t, c).Authenticate(ctx, strings.TrimSpace(out)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -44,6 +44,7 @@ type app struct {
 	env    *config.Env
 	store  postgram.Storage
 	client *postgram.Client
+	admin  *postgram.Admin
 }
 
 // run executes the command line and returns the exit code.
@@ -144,7 +145,11 @@ func (a *app) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.client = c
+	adm, err := c.Admin()
+	if err != nil {
+		return err
+	}
+	a.client, a.admin = c, adm
 	return nil
 }
 

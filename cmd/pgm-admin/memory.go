@@ -166,7 +166,7 @@ never rewrites content or changes status (apply-durable-grooming does).`,
 				return err
 			}
 			req.Groomer = groomer(a)
-			res, err := a.client.GroomDurable(cmd.Context(), req)
+			res, err := a.admin.GroomDurable(cmd.Context(), req)
 			if err != nil {
 				return err
 			}
@@ -214,7 +214,7 @@ again. --status narrows the outcomes applied.`,
 				return err
 			}
 			req.Groomer = groomer(a)
-			res, err := a.client.ApplyDurableGrooming(cmd.Context(), req)
+			res, err := a.admin.ApplyDurableGrooming(cmd.Context(), req)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 )
 
 // keepGroomer promotes every session context it sees and reviews every
@@ -33,7 +34,7 @@ func TestMemoryAdmin(t *testing.T) {
 	ctx := context.Background()
 	c, st := serverClient(t, vars, nil)
 	for _, client := range []string{"a", "b"} {
-		v := c.As(postgram.Principal{ClientID: client, Scopes: postgram.AllScopes})
+		v := postgramtest.Admin(t, c).As(postgram.Principal{ClientID: client, Scopes: postgram.AllScopes})
 		if _, err := v.StoreSessionContext(ctx, postgram.SessionContextInput{Content: client + " decided X", Topic: "t"}); err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,7 @@ func (a *app) modelCmd() *cobra.Command {
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			ms, err := a.client.Models(cmd.Context())
+			ms, err := a.admin.Models(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ func (a *app) modelCmd() *cobra.Command {
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			ms, err := a.client.Models(cmd.Context())
+			ms, err := a.admin.Models(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -117,7 +117,7 @@ func (a *app) switchModel(cmd *cobra.Command, m postgram.ModelInfo, dry, yes boo
 	if !dry && !yes {
 		return usageError{"switching the embedding model re-embeds every entity: preview with --dry-run, then run again with --yes"}
 	}
-	res, err := a.client.SwitchModel(cmd.Context(), m, dry)
+	res, err := a.admin.SwitchModel(cmd.Context(), m, dry)
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ with another model use pgm-admin embeddings migrate.`,
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			n, err := a.client.Reembed(cmd.Context(), ts)
+			n, err := a.admin.Reembed(cmd.Context(), ts)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/config"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/transport/apierror"
 )
 
@@ -23,7 +24,7 @@ func TestModelCommands(t *testing.T) {
 	if _, err := c.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "a note to re-embed"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -61,7 +62,7 @@ func TestModelCommands(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the new model after migrate: %v", err)
 	}
-	if x, err := c16.EnrichPending(ctx); err != nil || x.Entities != 1 {
+	if x, err := postgramtest.Admin(t, c16).EnrichPending(ctx); err != nil || x.Entities != 1 {
 		t.Fatalf("re-embedding: %v %+v", err, x)
 	}
 	st.Close()

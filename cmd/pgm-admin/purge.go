@@ -80,7 +80,7 @@ hold the content.
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			res, err := a.client.Purge(cmd.Context(), req)
+			res, err := a.admin.Purge(cmd.Context(), req)
 			if err != nil {
 				if res != nil && res.Entities > 0 {
 					fmt.Fprintf(a.stderr, "purged %d entities before the error\n", res.Entities)

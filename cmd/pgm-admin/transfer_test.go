@@ -36,7 +36,7 @@ func TestExportImport(t *testing.T) {
 		}
 		ids = append(ids, e.ID.String())
 	}
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e0, e1 := mustParse(t, ids[0]), mustParse(t, ids[1])

@@ -13,6 +13,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/postgramtest"
 )
 
 // TestBackupCommand: pgm backup downloads a checked backup, plain or
@@ -86,7 +87,7 @@ func TestBackupCommand(t *testing.T) {
 	}
 
 	// A key without the backup scope.
-	key, _, err := s.client.CreateKey(ctx, postgram.KeySpec{Name: "rw", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}})
+	key, _, err := postgramtest.Admin(t, s.client).CreateKey(ctx, postgram.KeySpec{Name: "rw", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}})
 	if err != nil {
 		t.Fatal(err)
 	}

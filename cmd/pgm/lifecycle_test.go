@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/sqlite"
 	"github.com/postgram-go/postgram/transport/rest"
 )
@@ -36,7 +37,7 @@ func newRealServer(t *testing.T) *realServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := c.CreateKey(ctx, postgram.KeySpec{Name: "cli", Scopes: postgram.AllScopes, ClientID: "cli"})
+	key, _, err := postgramtest.Admin(t, c).CreateKey(ctx, postgram.KeySpec{Name: "cli", Scopes: postgram.AllScopes, ClientID: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/syncproto"
 	"github.com/postgram-go/postgram/transport/rest"
 )
@@ -69,7 +70,7 @@ func TestSyncCommand(t *testing.T) {
 		!strings.Contains(r.stdout, "  create   d0/n00.md") {
 		t.Fatalf("dry run:\n%s", r.stdout)
 	}
-	st, err := s.client.SyncStatus(context.Background(), "notes")
+	st, err := s.client.Sync().Status(context.Background(), "notes")
 	if err != nil || len(st.Files) != 0 {
 		t.Fatalf("a dry run wrote %d files (%v)", len(st.Files), err)
 	}
@@ -145,7 +146,7 @@ func TestSyncCommandProblems(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	if st, _ := s.client.SyncStatus(context.Background(), "notes"); len(st.Files) != 0 {
+	if st, _ := s.client.Sync().Status(context.Background(), "notes"); len(st.Files) != 0 {
 		t.Fatalf("%d files synced despite the problems", len(st.Files))
 	}
 	// Excluding the folder and the file fixes it.
@@ -185,7 +186,7 @@ func TestSyncCommandUsageAndErrors(t *testing.T) {
 	wantOK(t, s.pgm(t, "sync", spaced, "--repo", "my-notes"))
 
 	// A key without the sync scope: exit 5, nothing written.
-	key, _, err := s.client.CreateKey(context.Background(), postgram.KeySpec{Name: "rw", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}})
+	key, _, err := postgramtest.Admin(t, s.client).CreateKey(context.Background(), postgram.KeySpec{Name: "rw", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestSyncCommandResumes(t *testing.T) {
 	if sum := syncSummary(t, r); counts(sum) != [5]int{6, 0, 4, 0, 0} || sum.Batches != 3 {
 		t.Fatalf("resumed sync %+v", sum)
 	}
-	st, err := s.client.SyncStatus(context.Background(), "notes")
+	st, err := s.client.Sync().Status(context.Background(), "notes")
 	if err != nil || len(st.Files) != 10 {
 		t.Fatalf("status after resuming: %d files, %v", len(st.Files), err)
 	}

@@ -144,3 +144,13 @@ func buildInfo() string {
 func logf(w io.Writer, start time.Time, format string, args ...any) {
 	fmt.Fprintf(w, "[%7.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 }
+
+// operator returns the operator API of a client the bench built with
+// postgram.New (always unscoped, so Admin cannot fail).
+func operator(c *postgram.Client) *postgram.Admin {
+	a, err := c.Admin()
+	if err != nil {
+		panic("postgram-bench: " + err.Error())
+	}
+	return a
+}

@@ -397,7 +397,7 @@ func (b *graphBench) measure(ctx context.Context, backend, title, status string,
 		t0 := time.Now()
 		var done atomic.Int64
 		stop := ticker(10*time.Second, func() { b.logf("%s: link-neighbors: %d entities", backend, done.Load()) })
-		stats, err := c.LinkNeighborsBatch(ctx, postgram.NeighborScope{Concurrency: o.concurrency}, postgram.NeighborOptions{},
+		stats, err := operator(c).LinkNeighborsBatch(ctx, postgram.NeighborScope{Concurrency: o.concurrency}, postgram.NeighborOptions{},
 			func(*postgram.NeighborResult) { done.Add(1) })
 		stop()
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/pgtest"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )
@@ -178,7 +179,7 @@ func TestExpandLevelMatchesFindEdges(t *testing.T) {
 			clients := []struct {
 				name       string
 				fast, slow *postgram.Client
-			}{{"admin", fast, slow}, {"limited", fast.As(limited), slow.As(limited)}}
+			}{{"admin", fast, slow}, {"limited", postgramtest.Admin(t, fast).As(limited), postgramtest.Admin(t, slow).As(limited)}}
 			opts := []postgram.ExpandOptions{
 				{}, {Depth: 2}, {Depth: 3}, {Depth: 3, MaxNodes: 200}, {Depth: 2, MaxNodes: 5}, {Depth: 3, MaxNodes: 1000},
 				{Depth: 3, MaxNodes: 1}, {Depth: 2, MaxNodes: 12}, {Depth: 2, MaxNodes: 25, RelationTypes: []string{"tie"}}, {Depth: 2, MinConfidence: 0.8}, {Depth: 3, RelationTypes: []string{"mentions", "tie"}},

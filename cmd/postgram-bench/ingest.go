@@ -171,7 +171,7 @@ func (b *ingestBench) run(ctx context.Context) error {
 	b.logf("enrich: EnrichPending over %d entities / %d chunks", o.entities, counts.Chunks)
 	calls0 := emb.Calls()
 	t0 = time.Now()
-	es, err := client.EnrichPending(ctx)
+	es, err := operator(client).EnrichPending(ctx)
 	enrichEl := time.Since(t0)
 	if err != nil {
 		return fmt.Errorf("EnrichPending: %w", err)

@@ -247,7 +247,7 @@ func loadLevel(ctx context.Context, o loadOptions, clients int, stdout, stderr i
 	}); err != nil {
 		return levelResult{}, fmt.Errorf("seed: %w", err)
 	}
-	if _, err := client.EnrichPending(ctx); err != nil {
+	if _, err := operator(client).EnrichPending(ctx); err != nil {
 		return levelResult{}, fmt.Errorf("seed: embed: %w", err)
 	}
 	if pg, ok := st.(*postgres.Store); ok {
@@ -257,7 +257,7 @@ func loadLevel(ctx context.Context, o loadOptions, clients int, stdout, stderr i
 	}
 	logf(stderr, start, "seeded %d entities", o.seed)
 
-	token, _, err := client.CreateKey(ctx, postgram.KeySpec{Name: "load", Scopes: postgram.AllScopes})
+	token, _, err := operator(client).CreateKey(ctx, postgram.KeySpec{Name: "load", Scopes: postgram.AllScopes})
 	if err != nil {
 		return levelResult{}, err
 	}

@@ -404,7 +404,7 @@ func seedQuality(ctx context.Context, c *postgram.Client, set *quality.Set, keyF
 			return fmt.Errorf("seed entity %q (line %d): %w", e.Key, set.EntityLine[e.Key], err)
 		}
 	}
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := operator(c).EnrichPending(ctx); err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}
 	qs, err := c.QueueStatus(ctx, 0)

@@ -409,7 +409,7 @@ func (b *searchBench) build(ctx context.Context) error {
 		}
 	})
 	err = parallel(ctx, o.buildEnrichers, o.buildEnrichers, func(ctx context.Context, _ int) error {
-		st, err := c.EnrichPending(ctx)
+		st, err := operator(c).EnrichPending(ctx)
 		chunks.Add(int64(st.Chunks))
 		return err
 	})

@@ -253,7 +253,7 @@ func ensureSQLiteFixture(ctx context.Context, o sqliteOptions, path string, n in
 		return fmt.Errorf("store: %w", err)
 	}
 	stored := time.Since(start)
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := operator(c).EnrichPending(ctx); err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}
 	s, err := st.Stats(ctx, postgram.DefaultWorkspace)

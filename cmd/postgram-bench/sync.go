@@ -225,7 +225,7 @@ type timedTransport struct {
 func (t *timedTransport) Diff(ctx context.Context, r syncproto.DiffRequest) (*syncproto.DiffResponse, error) {
 	start := time.Now()
 	defer func() { t.diff += time.Since(start) }()
-	return t.c.SyncDiff(ctx, r)
+	return t.c.Sync().Diff(ctx, r)
 }
 
 func (t *timedTransport) Upload(ctx context.Context, r syncproto.UploadRequest) (*syncproto.UploadResponse, error) {
@@ -233,13 +233,13 @@ func (t *timedTransport) Upload(ctx context.Context, r syncproto.UploadRequest) 
 	defer func() { t.upload += time.Since(start) }()
 	t.uploadCalls++
 	t.uploadFiles += len(r.Files)
-	return t.c.SyncUpload(ctx, r)
+	return t.c.Sync().Upload(ctx, r)
 }
 
 func (t *timedTransport) Finalize(ctx context.Context, r syncproto.FinalizeRequest) (*syncproto.FinalizeResponse, error) {
 	start := time.Now()
 	defer func() { t.finalize += time.Since(start) }()
-	return t.c.SyncFinalize(ctx, r)
+	return t.c.Sync().Finalize(ctx, r)
 }
 
 // syncRun is one measured sync.

@@ -105,7 +105,11 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	if err != nil {
 		return err
 	}
-	if err := bootstrapKey(ctx, client, env.BootstrapKeyFile, logOut, log); err != nil {
+	admin, err := client.Admin()
+	if err != nil {
+		return err
+	}
+	if err := bootstrapKey(ctx, admin, env.BootstrapKeyFile, logOut, log); err != nil {
 		return err
 	}
 
@@ -122,7 +126,7 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		log.Warn(w)
 		warnings = append(warnings, w)
 	}
-	sched, err := backupScheduler(get, env, store, client, log)
+	sched, err := backupScheduler(get, env, store, admin, log)
 	if err != nil {
 		return err
 	}
@@ -134,8 +138,8 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	restSrv := rest.New(restCfg)
 	mcpSrv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log, MaxResultBytes: env.MaxResponseBytes})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, client, log))
-	mux.Handle("/mcp/", mcp.HTTPHandler(mcpSrv, client, log))
+	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, admin, log))
+	mux.Handle("/mcp/", mcp.HTTPHandler(mcpSrv, admin, log))
 	mux.Handle("/", restSrv)
 	var inner http.Handler = mux
 	if limits.Enabled() {
@@ -213,7 +217,7 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 // none and shows it once, so a new user is never locked out: on the
 // terminal when out is one, otherwise in file (mode 0600, replacing any
 // older file), never in the log stream, which log collectors keep.
-func bootstrapKey(ctx context.Context, c *postgram.Client, file string, out io.Writer, log *slog.Logger) error {
+func bootstrapKey(ctx context.Context, c *postgram.Admin, file string, out io.Writer, log *slog.Logger) error {
 	keys, err := c.ListKeys(ctx)
 	if err != nil {
 		return err

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/postgramtest"
+	"github.com/postgram-go/postgram/providers/hashing"
 	"github.com/postgram-go/postgram/providers/ollama"
 	"github.com/postgram-go/postgram/providers/openai"
 	"github.com/postgram-go/postgram/storage/postgres"
@@ -394,7 +394,7 @@ func (e *Env) Embedder() (postgram.Embedder, error) {
 		if d == 0 {
 			d = 256
 		}
-		return postgramtest.NewEmbedder(d), nil
+		return hashing.New(d), nil
 	}
 	return nil, nil
 }

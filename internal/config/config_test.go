@@ -14,6 +14,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/pgtest"
+	"github.com/postgram-go/postgram/postgramtest"
 )
 
 func env(vars map[string]string) Getenv { return func(k string) string { return vars[k] } }
@@ -170,7 +171,7 @@ func TestOpenStoreSQLiteDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.CreateKey(ctx, postgram.KeySpec{Name: "k", Scopes: postgram.AllScopes}); err != nil {
+	if _, _, err := postgramtest.Admin(t, c).CreateKey(ctx, postgram.KeySpec{Name: "k", Scopes: postgram.AllScopes}); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(filepath.Dir(want))

@@ -174,7 +174,7 @@ func TestParity(t *testing.T) {
 		}
 		content[e.ID] = d.Content
 	}
-	if _, err := lc.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, lc).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -200,7 +200,7 @@ func TestParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := pc.EnrichPending(ctx); err != nil || st.Entities != len(docs) {
+	if st, err := postgramtest.Admin(t, pc).EnrichPending(ctx); err != nil || st.Entities != len(docs) {
 		t.Fatalf("enrich on postgres: %+v %v", st, err)
 	}
 	if _, err := pgs.Pool().Exec(ctx, "ANALYZE"); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 )
 
 // TestAuditAppendOnly: the audit table refuses UPDATE, DELETE and TRUNCATE
@@ -20,7 +21,7 @@ func TestAuditAppendOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.RecordAudit(ctx, "admin.sql", map[string]any{"statement": "SELECT 1"}); err != nil {
+	if err := postgramtest.Admin(t, c).RecordAudit(ctx, nil, "admin.sql", map[string]any{"statement": "SELECT 1"}); err != nil {
 		t.Fatal(err)
 	}
 	refused := func(stmt string) {
@@ -40,13 +41,13 @@ func TestAuditAppendOnly(t *testing.T) {
 	}
 	// The prune's permission is its own transaction's: neither a later
 	// statement on the same connections nor a concurrent one may delete.
-	if n, err := c.PruneAudit(ctx, time.Now(), false); err != nil || n != 1 {
+	if n, err := postgramtest.Admin(t, c).PruneAudit(ctx, time.Now(), false); err != nil || n != 1 {
 		t.Fatalf("prune: %d, %v", n, err)
 	}
 	for range 3 {
 		refused(`DELETE FROM audit_log`)
 	}
-	if all, _ := c.Audit(ctx, postgram.AuditFilter{}); len(all) != 1 || all[0].Operation != "audit.prune" {
+	if all, _ := postgramtest.Admin(t, c).Audit(ctx, postgram.AuditFilter{}); len(all) != 1 || all[0].Operation != "audit.prune" {
 		t.Fatalf("after the prune: %+v", all)
 	}
 }

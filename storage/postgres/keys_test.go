@@ -8,6 +8,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/pgtest"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
 )
 
@@ -44,7 +45,7 @@ func authSoon(t *testing.T, c *postgram.Client, token string, deadline time.Dura
 	t.Helper()
 	start := time.Now()
 	for {
-		got, err := c.Authenticate(context.Background(), token)
+		got, err := postgramtest.Admin(t, c).Authenticate(context.Background(), token)
 		if check(got, err) {
 			return time.Since(start)
 		}
@@ -81,13 +82,13 @@ func TestKeyChangesBySQLReachEveryReplica(t *testing.T) {
 		{"truncate", `TRUNCATE api_keys`, refused},
 	}
 	for _, tc := range cases {
-		token, k, err := a.CreateKey(ctx, postgram.KeySpec{Name: tc.name, Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}})
+		token, k, err := postgramtest.Admin(t, a).CreateKey(ctx, postgram.KeySpec{Name: tc.name, Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range []*postgram.Client{a, b} {
 			for range 3 { // verified, then answered from the cache
-				got, err := c.Authenticate(ctx, token)
+				got, err := postgramtest.Admin(t, c).Authenticate(ctx, token)
 				if err != nil || !got.Principal().Has(postgram.ScopeWrite) {
 					t.Fatalf("%s: before the change: %v", tc.name, err)
 				}
@@ -117,7 +118,7 @@ func TestKeyCacheExpires(t *testing.T) {
 	if _, err := st.Pool().Exec(ctx, `DROP TRIGGER api_keys_notify_change ON api_keys`); err != nil {
 		t.Fatal(err)
 	}
-	token, k, err := c.CreateKey(ctx, postgram.KeySpec{Name: "ttl"})
+	token, k, err := postgramtest.Admin(t, c).CreateKey(ctx, postgram.KeySpec{Name: "ttl"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +135,11 @@ func TestKeyCacheExpires(t *testing.T) {
 	for start := time.Now(); ; {
 		revoke("NULL")
 		read = time.Now()
-		if _, err := c.Authenticate(ctx, token); err != nil {
+		if _, err := postgramtest.Admin(t, c).Authenticate(ctx, token); err != nil {
 			t.Fatal(err)
 		}
 		revoke("now()")
-		if _, err := c.Authenticate(ctx, token); err == nil {
+		if _, err := postgramtest.Admin(t, c).Authenticate(ctx, token); err == nil {
 			break
 		}
 		if time.Since(start) > 5*time.Second {

@@ -53,7 +53,7 @@ func TestPurgeLeavesNoTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := storagetest.PurgeFixture(t, c)
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.FoldStats(ctx); err != nil {
@@ -67,11 +67,11 @@ func TestPurgeLeavesNoTrace(t *testing.T) {
 	if held["entities"] == 0 || held["chunks"] == 0 || held["lexeme_stats"] == 0 {
 		t.Fatalf("before the purge the canary is in %v: the test proves nothing", held)
 	}
-	res, err := c.Purge(ctx, postgram.PurgeRequest{Type: postgram.TypeMemory})
+	res, err := postgramtest.Admin(t, c).Purge(ctx, postgram.PurgeRequest{Type: postgram.TypeMemory})
 	if err != nil || res.Entities != 1 {
 		t.Fatalf("purge memories: %+v %v", res, err)
 	}
-	res, err = c.Purge(ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id}})
+	res, err = postgramtest.Admin(t, c).Purge(ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id}})
 	if err != nil || res.Entities != 1 || !res.Scrubbed {
 		t.Fatalf("purge: %+v %v", res, err)
 	}

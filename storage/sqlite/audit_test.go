@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )
 
@@ -19,7 +20,7 @@ func TestAuditAppendOnly(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 	c := newClient(t, st, nil)
-	if err := c.RecordAudit(ctx, "admin.sql", map[string]any{"statement": "SELECT 1"}); err != nil {
+	if err := postgramtest.Admin(t, c).RecordAudit(ctx, nil, "admin.sql", map[string]any{"statement": "SELECT 1"}); err != nil {
 		t.Fatal(err)
 	}
 	other := openAt(t, st.Path()) // another process sharing the file
@@ -45,11 +46,11 @@ func TestAuditAppendOnly(t *testing.T) {
 	} {
 		refused(stmt)
 	}
-	if n, err := c.PruneAudit(ctx, time.Now(), false); err != nil || n != 1 {
+	if n, err := postgramtest.Admin(t, c).PruneAudit(ctx, time.Now(), false); err != nil || n != 1 {
 		t.Fatalf("prune: %d, %v", n, err)
 	}
 	refused(`DELETE FROM audit_log`)
-	if all, _ := c.Audit(ctx, postgram.AuditFilter{}); len(all) != 1 || all[0].Operation != "audit.prune" {
+	if all, _ := postgramtest.Admin(t, c).Audit(ctx, postgram.AuditFilter{}); len(all) != 1 || all[0].Operation != "audit.prune" {
 		t.Fatalf("after the prune: %+v", all)
 	}
 }

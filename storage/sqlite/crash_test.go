@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )
 
@@ -241,7 +242,7 @@ func TestFullDiskChild(t *testing.T) {
 	}
 	// Health tells a load balancer the store is read-only (degraded, not
 	// down) while writes fail, and ok again once a write commits.
-	h, err := c.Health(ctx)
+	h, err := postgramtest.Admin(t, c).Health(ctx)
 	fmt.Printf("HEALTH %s %s %v\n", h.Store.State, h.Status, err)
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &orig); err != nil {
 		fmt.Println("FATAL", err)
@@ -251,7 +252,7 @@ func TestFullDiskChild(t *testing.T) {
 		fmt.Println("FATAL write after the limit was lifted:", err)
 		os.Exit(2)
 	}
-	h, err = c.Health(ctx)
+	h, err = postgramtest.Admin(t, c).Health(ctx)
 	fmt.Printf("HEALTH %s %s %v\n", h.Store.State, h.Status, err)
 	if err := st.Close(); err != nil {
 		fmt.Printf("CLOSE %v\n", err)

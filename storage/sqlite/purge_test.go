@@ -22,7 +22,7 @@ func TestPurgeLeavesNoTrace(t *testing.T) {
 	c := newClient(t, st, postgramtest.NewEmbedder(storagetest.Dims))
 	ctx := t.Context()
 	id := storagetest.PurgeFixture(t, c)
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// A search loads the in-memory indexes with the content.
@@ -46,7 +46,7 @@ func TestPurgeLeavesNoTrace(t *testing.T) {
 	if len(found()) == 0 {
 		t.Fatal("the canary is not in the files before the purge: the test proves nothing")
 	}
-	res, err := c.Purge(ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id}})
+	res, err := postgramtest.Admin(t, c).Purge(ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id}})
 	if err != nil || res.Entities != 1 || !res.Scrubbed {
 		t.Fatalf("purge: %+v %v", res, err)
 	}

@@ -236,7 +236,7 @@ func TestPersistence(t *testing.T) {
 		}
 		ids = append(ids, e.ID)
 	}
-	if _, err := c.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 	reqs := []postgram.SearchRequest{
@@ -316,7 +316,7 @@ func TestTwoProcessesShareTheIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ca.EnrichPending(ctx); err != nil {
+	if _, err := postgramtest.Admin(t, ca).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r, err := cb.Search(ctx, postgram.SearchRequest{Query: "okapi rainforest", Threshold: new(1.0)})
@@ -335,7 +335,7 @@ func TestTwoProcessesShareTheIndex(t *testing.T) {
 	if len(r.Results) != 0 || r.Stats.VectorCandidates != 0 {
 		t.Fatalf("old vectors still ranked after re-chunking: %+v", r.Stats)
 	}
-	if _, err := cb.EnrichPending(ctx); err != nil { // b embeds now
+	if _, err := postgramtest.Admin(t, cb).EnrichPending(ctx); err != nil { // b embeds now
 		t.Fatal(err)
 	}
 	r, _ = ca.Search(ctx, postgram.SearchRequest{Query: "quokka island"})
@@ -503,17 +503,17 @@ func TestKeyCacheFollowsOtherProcesses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.db")
 	a, b := openAt(t, path), openAt(t, path)
 	ca, cb := newClient(t, a, nil), newClient(t, b, nil)
-	token, key, err := ca.CreateKey(ctx, postgram.KeySpec{Name: "shared", Scopes: postgram.AllScopes})
+	token, key, err := postgramtest.Admin(t, ca).CreateKey(ctx, postgram.KeySpec{Name: "shared", Scopes: postgram.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	keep, _, err := ca.CreateKey(ctx, postgram.KeySpec{Name: "kept", Scopes: postgram.AllScopes})
+	keep, _, err := postgramtest.Admin(t, ca).CreateKey(ctx, postgram.KeySpec{Name: "kept", Scopes: postgram.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
 		for _, tok := range []string{token, keep} {
-			if _, err := cb.Authenticate(ctx, tok); err != nil {
+			if _, err := postgramtest.Admin(t, cb).Authenticate(ctx, tok); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -522,16 +522,16 @@ func TestKeyCacheFollowsOtherProcesses(t *testing.T) {
 	if _, err := ca.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "unrelated"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cb.Authenticate(ctx, token); err != nil {
+	if _, err := postgramtest.Admin(t, cb).Authenticate(ctx, token); err != nil {
 		t.Fatal(err)
 	}
-	if err := ca.RevokeKey(ctx, key.ID); err != nil {
+	if err := postgramtest.Admin(t, ca).RevokeKey(ctx, key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cb.Authenticate(ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
+	if _, err := postgramtest.Admin(t, cb).Authenticate(ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
 		t.Fatalf("the other process accepted a revoked key: %v", err)
 	}
-	if _, err := cb.Authenticate(ctx, keep); err != nil {
+	if _, err := postgramtest.Admin(t, cb).Authenticate(ctx, keep); err != nil {
 		t.Fatalf("another key was refused after a revocation: %v", err)
 	}
 }

@@ -25,8 +25,8 @@ import (
 // entities come back from Update with tags [] (not nil).
 func testWriteCannotHide(t *testing.T, open Opener) {
 	e := newEnv(t, open)
-	owner := e.c.As(postgram.Principal{KeyID: "k-owner", ClientID: "owner", Scopes: postgram.AllScopes})
-	writer := e.c.As(postgram.Principal{KeyID: "k-writer", ClientID: "writer",
+	owner := e.admin().As(postgram.Principal{KeyID: "k-owner", ClientID: "owner", Scopes: postgram.AllScopes})
+	writer := e.admin().As(postgram.Principal{KeyID: "k-writer", ClientID: "writer",
 		Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}})
 	mem := mustStore(t, owner, postgram.StoreInput{Content: "durable fact about otters"})
 	sc := postgram.Status("archived")
@@ -74,7 +74,7 @@ func testWriteCannotHide(t *testing.T, open Opener) {
 		t.Fatalf("archiving with the delete scope: %+v, %v", upd, err)
 	}
 	// entity.update records which fields changed, never their values.
-	audit, err := e.c.Audit(e.ctx, postgram.AuditFilter{Operation: "entity.update"})
+	audit, err := e.admin().Audit(e.ctx, postgram.AuditFilter{Operation: "entity.update"})
 	if err != nil || len(audit) != 4 {
 		t.Fatalf("entity.update audit: %d entries, %v", len(audit), err)
 	}
@@ -142,7 +142,7 @@ func wantRefused(t *testing.T, what string, err, target error, parts ...string) 
 func testSyncAccess(t *testing.T, open Opener) {
 	e := newEnv(t, open)
 	priv, shared, gone := upFile("private.md", "# Private\n\ndiary\n"), upFile("shared.md", "# Shared\n"), upFile("gone.md", "# Gone\n")
-	if _, err := e.c.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{priv, shared, gone}}); err != nil {
+	if _, err := e.c.Sync().Upload(e.ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{priv, shared, gone}}); err != nil {
 		t.Fatal(err)
 	}
 	docs := repoDocs(t, e.c, true)
@@ -150,9 +150,9 @@ func testSyncAccess(t *testing.T, open Opener) {
 	if _, err := e.c.Update(e.ctx, docs["private.md"].ID, postgram.UpdateInput{Version: 1, Visibility: &personal}); err != nil {
 		t.Fatal(err)
 	}
-	syncer := e.c.As(postgram.Principal{KeyID: "k-sync", ClientID: "laptop", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync},
+	syncer := e.admin().As(postgram.Principal{KeyID: "k-sync", ClientID: "laptop", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync},
 		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
-	deleter := e.c.As(postgram.Principal{KeyID: "k-sync-del", ClientID: "laptop",
+	deleter := e.admin().As(postgram.Principal{KeyID: "k-sync-del", ClientID: "laptop",
 		Scopes:              []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync, postgram.ScopeDelete},
 		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
 	if _, err := syncer.Recall(e.ctx, docs["private.md"].ID); !errors.Is(err, postgram.ErrNotFound) {
@@ -178,7 +178,7 @@ func testSyncAccess(t *testing.T, open Opener) {
 		if n := syncAuditCount(t, e.c); n != audits {
 			t.Fatalf("%s: a refused batch audited %d sync writes", what, n-audits)
 		}
-		st, err := e.c.SyncStatus(e.ctx, "notes")
+		st, err := e.c.Sync().Status(e.ctx, "notes")
 		if err != nil || len(st.Files) != 3 {
 			t.Fatalf("%s: status after a refused batch: %+v, %v", what, st, err)
 		}
@@ -190,30 +190,30 @@ func testSyncAccess(t *testing.T, open Opener) {
 	}
 
 	hijack := upFile("private.md", "# Private\n\nowned by the sync key\n")
-	_, err := syncer.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{upFile("new.md", "# New\n"), hijack}})
+	_, err := syncer.Sync().Upload(e.ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{upFile("new.md", "# New\n"), hijack}})
 	wantRefused(t, "upload over a hidden document", err, postgram.ErrForbidden, "files[1].path", "private.md")
 	unchanged("upload")
-	_, err = syncer.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{priv}})
+	_, err = syncer.Sync().Upload(e.ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{priv}})
 	wantRefused(t, "an unchanged upload of a hidden document", err, postgram.ErrForbidden, "private.md")
-	_, err = syncer.SyncFinalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared, priv)})
+	_, err = syncer.Sync().Finalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared, priv)})
 	wantRefused(t, "finalize naming a hidden document", err, postgram.ErrForbidden, "files[1].path", "private.md")
 	unchanged("finalize naming a hidden path")
-	_, err = syncer.SyncFinalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared)})
+	_, err = syncer.Sync().Finalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared)})
 	wantRefused(t, "finalize archiving without the delete scope", err, postgram.ErrForbidden, "gone.md", `"delete"`)
 	unchanged("finalize without the delete scope")
-	_, err = syncer.SyncPush(e.ctx, syncproto.PushRequest{Repo: "notes", Files: []syncproto.UploadFile{shared, gone, hijack}})
+	_, err = syncer.Sync().Push(e.ctx, syncproto.PushRequest{Repo: "notes", Files: []syncproto.UploadFile{shared, gone, hijack}})
 	wantRefused(t, "push over a hidden document", err, postgram.ErrForbidden, "files[2].path", "private.md")
 	unchanged("push over a hidden document")
-	_, err = syncer.SyncPush(e.ctx, syncproto.PushRequest{Repo: "notes", Files: []syncproto.UploadFile{upFile("new.md", "# New\n"), shared}})
+	_, err = syncer.Sync().Push(e.ctx, syncproto.PushRequest{Repo: "notes", Files: []syncproto.UploadFile{upFile("new.md", "# New\n"), shared}})
 	wantRefused(t, "push archiving without the delete scope", err, postgram.ErrForbidden, "gone.md", `"delete"`)
 	unchanged("push without the delete scope")
 
 	// Status and diff show the key only what it can see.
-	st, err := syncer.SyncStatus(e.ctx, "notes")
+	st, err := syncer.Sync().Status(e.ctx, "notes")
 	if err != nil || len(st.Files) != 2 || st.Files[0].Path != "gone.md" || st.Files[1].Path != "shared.md" {
 		t.Fatalf("status for the sync key lists hidden files: %+v, %v", st, err)
 	}
-	diff, err := syncer.SyncDiff(e.ctx, syncproto.DiffRequest{Repo: "notes", Files: manifest(shared, priv)})
+	diff, err := syncer.Sync().Diff(e.ctx, syncproto.DiffRequest{Repo: "notes", Files: manifest(shared, priv)})
 	if err != nil || len(diff.ToUpload) != 1 || diff.ToUpload[0].Path != "private.md" || diff.ToUpload[0].Reason != syncproto.ReasonNew ||
 		len(diff.ToDelete) != 1 || diff.ToDelete[0] != "gone.md" {
 		t.Fatalf("diff for the sync key: %+v, %v", diff, err)
@@ -221,7 +221,7 @@ func testSyncAccess(t *testing.T, open Opener) {
 
 	// With the delete scope, finalize archives what left the folder and
 	// leaves the hidden document alone.
-	fin, err := deleter.SyncFinalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared)})
+	fin, err := deleter.Sync().Finalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared)})
 	if err != nil || fin.Deleted != 1 {
 		t.Fatalf("finalize with the delete scope: %+v, %v", fin, err)
 	}
@@ -230,11 +230,11 @@ func testSyncAccess(t *testing.T, open Opener) {
 		t.Fatalf("after finalize: gone %s, private %s", now["gone.md"].Status, now["private.md"].Status)
 	}
 	// A restore needs no delete scope.
-	if fin, err := syncer.SyncFinalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared, gone)}); err != nil || fin.Restored != 1 {
+	if fin, err := syncer.Sync().Finalize(e.ctx, syncproto.FinalizeRequest{Repo: "notes", Files: manifest(shared, gone)}); err != nil || fin.Restored != 1 {
 		t.Fatalf("restore by the sync key: %+v, %v", fin, err)
 	}
 	// An administrator sees every file.
-	if st, err := e.c.SyncStatus(e.ctx, "notes"); err != nil || len(st.Files) != 3 {
+	if st, err := e.c.Sync().Status(e.ctx, "notes"); err != nil || len(st.Files) != 3 {
 		t.Fatalf("admin status: %+v, %v", st, err)
 	}
 }
@@ -245,17 +245,17 @@ func testSyncAccess(t *testing.T, open Opener) {
 // administrator sees everything.
 func testQueueAccess(t *testing.T, open Opener) {
 	e := newEnv(t, open)
-	other := e.c.As(postgram.Principal{KeyID: "k-other", ClientID: "other", Scopes: postgram.AllScopes})
+	other := e.admin().As(postgram.Principal{KeyID: "k-other", ClientID: "other", Scopes: postgram.AllScopes})
 	mustStore(t, e.c, postgram.StoreInput{Type: postgram.TypeDocument, Content: "a personal secret", Visibility: postgram.VisibilityPersonal,
 		Metadata: map[string]any{"path": "secret/diary.md"}})
 	mustStore(t, e.c, postgram.StoreInput{Type: postgram.TypePerson, Content: "a shared person"})
 	mustStore(t, other, postgram.StoreInput{Content: "other client's session context", Metadata: map[string]any{"memory_role": "session_context"}})
 	seen := mustStore(t, e.c, postgram.StoreInput{Type: postgram.TypeDocument, Content: "a shared document"})
 	e.emb.Fail(errors.New("provider refused: quota for secret/diary.md"))
-	if _, err := e.c.EnrichPending(e.ctx); err != nil {
+	if _, err := e.admin().EnrichPending(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	key := e.c.As(postgram.Principal{KeyID: "k-docs", ClientID: "docs", Scopes: []postgram.Scope{postgram.ScopeRead},
+	key := e.admin().As(postgram.Principal{KeyID: "k-docs", ClientID: "docs", Scopes: []postgram.Scope{postgram.ScopeRead},
 		AllowedTypes: []postgram.EntityType{postgram.TypeDocument, postgram.TypeMemory}, AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
 	q, err := key.QueueStatus(e.ctx, 100)
 	if err != nil {
@@ -271,7 +271,7 @@ func testQueueAccess(t *testing.T, open Opener) {
 		t.Fatalf("extraction counts for a limited key: %+v", x)
 	}
 	// Another client's session context is not counted either.
-	own := e.c.As(postgram.Principal{KeyID: "k-own", ClientID: "me", Scopes: []postgram.Scope{postgram.ScopeRead}})
+	own := e.admin().As(postgram.Principal{KeyID: "k-own", ClientID: "me", Scopes: []postgram.Scope{postgram.ScopeRead}})
 	if q, err := own.QueueStatus(e.ctx, 100); err != nil || q.Embedding.Failed != 3 || len(q.Failures) != 3 {
 		t.Fatalf("queue for a key of another client: %+v %+v, %v", q.Embedding, q.Failures, err)
 	}
@@ -366,23 +366,23 @@ func testBadInputSameAnswer(t *testing.T, open Opener) {
 			return err
 		}()},
 		{"sync content", "files[0].content", func() error {
-			_, err := c.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "r", Files: []syncproto.UploadFile{upFile("a.md", nul)}})
+			_, err := c.Sync().Upload(e.ctx, syncproto.UploadRequest{Repo: "r", Files: []syncproto.UploadFile{upFile("a.md", nul)}})
 			return err
 		}()},
 		{"sync path", "files[0].path", func() error {
-			_, err := c.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "r", Files: []syncproto.UploadFile{upFile("a\x00.md", "x")}})
+			_, err := c.Sync().Upload(e.ctx, syncproto.UploadRequest{Repo: "r", Files: []syncproto.UploadFile{upFile("a\x00.md", "x")}})
 			return err
 		}()},
 		{"key name", "name", func() error {
-			_, _, err := c.CreateKey(e.ctx, postgram.KeySpec{Name: nul})
+			_, _, err := adminOf(t, c).CreateKey(e.ctx, postgram.KeySpec{Name: nul})
 			return err
 		}()},
 		{"audit operation", "operation", func() error {
-			_, err := c.Audit(e.ctx, postgram.AuditFilter{Operation: nul})
+			_, err := adminOf(t, c).Audit(e.ctx, postgram.AuditFilter{Operation: nul})
 			return err
 		}()},
 		{"audit key id", "key_id", func() error {
-			_, err := c.Audit(e.ctx, postgram.AuditFilter{KeyID: nul})
+			_, err := adminOf(t, c).Audit(e.ctx, postgram.AuditFilter{KeyID: nul})
 			return err
 		}()},
 	}
@@ -444,27 +444,27 @@ func testAuditPrune(t *testing.T, open Opener) {
 	set(time.Now())
 	cut := time.Now().Add(-7 * 24 * time.Hour)
 
-	key := e.c.As(postgram.Principal{KeyID: "k", ClientID: "k", Scopes: postgram.AllScopes})
-	if _, err := key.PruneAudit(e.ctx, cut, false); !errors.Is(err, postgram.ErrForbidden) {
+	key := e.admin().As(postgram.Principal{KeyID: "k", ClientID: "k", Scopes: postgram.AllScopes})
+	if _, err := key.Admin(); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("a key pruned the audit log: %v", err)
 	}
-	if _, err := e.c.PruneAudit(e.ctx, time.Time{}, false); postgram.FieldOf(err) != "before" {
+	if _, err := e.admin().PruneAudit(e.ctx, time.Time{}, false); postgram.FieldOf(err) != "before" {
 		t.Fatalf("prune without a cut-off: %v", err)
 	}
-	if _, err := e.c.PruneAudit(e.ctx, time.Now().Add(time.Hour), false); postgram.FieldOf(err) != "before" {
+	if _, err := e.admin().PruneAudit(e.ctx, time.Now().Add(time.Hour), false); postgram.FieldOf(err) != "before" {
 		t.Fatalf("prune with a future cut-off: %v", err)
 	}
-	if n, err := e.c.PruneAudit(e.ctx, cut, true); err != nil || n != 3 {
+	if n, err := e.admin().PruneAudit(e.ctx, cut, true); err != nil || n != 3 {
 		t.Fatalf("dry run: %d, %v", n, err)
 	}
-	if all, _ := e.c.Audit(e.ctx, postgram.AuditFilter{}); len(all) != 5 {
+	if all, _ := e.admin().Audit(e.ctx, postgram.AuditFilter{}); len(all) != 5 {
 		t.Fatalf("a dry run deleted entries: %d left", len(all))
 	}
-	n, err := e.c.PruneAudit(e.ctx, cut, false)
+	n, err := e.admin().PruneAudit(e.ctx, cut, false)
 	if err != nil || n != 3 {
 		t.Fatalf("prune: %d, %v", n, err)
 	}
-	all, err := e.c.Audit(e.ctx, postgram.AuditFilter{})
+	all, err := e.admin().Audit(e.ctx, postgram.AuditFilter{})
 	if err != nil || len(all) != 3 {
 		t.Fatalf("after the prune: %+v, %v", all, err)
 	}
@@ -477,10 +477,10 @@ func testAuditPrune(t *testing.T, open Opener) {
 		}
 	}
 	// Pruning again deletes nothing and is recorded too.
-	if n, err := e.c.PruneAudit(e.ctx, cut, false); err != nil || n != 0 {
+	if n, err := e.admin().PruneAudit(e.ctx, cut, false); err != nil || n != 0 {
 		t.Fatalf("second prune: %d, %v", n, err)
 	}
-	if p, _ := e.c.Audit(e.ctx, postgram.AuditFilter{Operation: "audit.prune"}); len(p) != 2 {
+	if p, _ := e.admin().Audit(e.ctx, postgram.AuditFilter{Operation: "audit.prune"}); len(p) != 2 {
 		t.Fatalf("prunes audited: %d", len(p))
 	}
 }
@@ -513,7 +513,7 @@ func testConflictHidesInvisible(t *testing.T, open Opener) {
 	race := &racingStore{Storage: e.store}
 	c := e.client(func(cfg *postgram.Config) { cfg.Store = race })
 	ent := e.store1(postgram.StoreInput{Content: "shared for now"})
-	key := c.As(postgram.Principal{KeyID: "k", ClientID: "k", Scopes: postgram.AllScopes,
+	key := adminOf(t, c).As(postgram.Principal{KeyID: "k", ClientID: "k", Scopes: postgram.AllScopes,
 		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
 	race.before = func() {
 		personal := postgram.VisibilityPersonal

@@ -120,7 +120,7 @@ func testWriteRacesEnrichment(t *testing.T, open Opener) {
 		}
 		wg.Go(func() {
 			for !done.Load() {
-				st, err := c.EnrichPending(e.ctx)
+				st, err := adminOf(t, c).EnrichPending(e.ctx)
 				if err != nil {
 					fail(fmt.Errorf("worker %d: %w", w, err))
 					return

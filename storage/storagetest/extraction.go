@@ -3,6 +3,7 @@ package storagetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -56,7 +57,7 @@ func extractEnv(t *testing.T, open Opener, llm *postgramtest.ScriptedLLM, mod ..
 
 func (e *env) extract() postgram.ExtractStats {
 	e.t.Helper()
-	st, err := e.c.ExtractPending(e.ctx)
+	st, err := e.admin().ExtractPending(e.ctx)
 	if err != nil {
 		e.t.Fatalf("ExtractPending: %v", err)
 	}
@@ -265,7 +266,7 @@ func testExtractionEligibility(t *testing.T, open Opener) {
 		if ent.ExtractionStatus != postgram.StageSkipped {
 			t.Fatalf("without an extractor: %s", ent.ExtractionStatus)
 		}
-		if _, err := e.c.ExtractPending(e.ctx); err == nil {
+		if _, err := e.admin().ExtractPending(e.ctx); err == nil {
 			t.Fatal("ExtractPending without an extractor succeeded")
 		}
 	})
@@ -310,7 +311,7 @@ func testExtractionEligibility(t *testing.T, open Opener) {
 				}
 			}
 			// Re-extraction never selects session context either.
-			res, err := e.c.Reextract(e.ctx, postgram.ReextractRequest{All: true, DryRun: true})
+			res, err := e.admin().Reextract(e.ctx, postgram.ReextractRequest{All: true, DryRun: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -377,7 +378,7 @@ func testExtractionFailure(t *testing.T, open Opener) {
 		t.Fatalf("failed extractions wrote edges: %+v", edges)
 	}
 	// --only-failed re-queues them with fresh attempts.
-	res, err := e.c.Reextract(e.ctx, postgram.ReextractRequest{All: true, OnlyFailed: true})
+	res, err := e.admin().Reextract(e.ctx, postgram.ReextractRequest{All: true, OnlyFailed: true})
 	if err != nil || res.Queued != 3 {
 		t.Fatalf("reextract --only-failed: %v %+v", err, res)
 	}
@@ -402,7 +403,7 @@ func testExtractionStale(t *testing.T, open Opener) {
 	e.enrich()
 	done := make(chan postgram.ExtractStats, 1)
 	go func() {
-		st, err := e.c.ExtractPending(e.ctx)
+		st, err := e.admin().ExtractPending(e.ctx)
 		if err != nil {
 			t.Error(err)
 		}
@@ -475,21 +476,20 @@ func testReextract(t *testing.T, open Opener) {
 	d2 := e.store1(postgram.StoreInput{Type: postgram.TypeDocument, Content: "lunch menu"})
 	e.enrich()
 	e.extract()
-	if _, err := e.c.Reextract(e.ctx, postgram.ReextractRequest{}); postgram.FieldOf(err) != "scope" {
+	if _, err := e.admin().Reextract(e.ctx, postgram.ReextractRequest{}); postgram.FieldOf(err) != "scope" {
 		t.Fatalf("reextract without a scope: %v", err)
 	}
-	if _, err := e.c.As(postgram.Principal{Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}}).Reextract(e.ctx,
-		postgram.ReextractRequest{All: true}); err == nil {
-		t.Fatal("a key ran reextract")
+	if _, err := e.admin().As(postgram.Principal{Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}}).Admin(); !errors.Is(err, postgram.ErrForbidden) {
+		t.Fatalf("a key got the operator API (reextract): %v", err)
 	}
 	// --no-edges-only picks the entities that produced nothing.
-	res, err := e.c.Reextract(e.ctx, postgram.ReextractRequest{Type: postgram.TypeDocument, NoEdgesOnly: true, DryRun: true})
+	res, err := e.admin().Reextract(e.ctx, postgram.ReextractRequest{Type: postgram.TypeDocument, NoEdgesOnly: true, DryRun: true})
 	if err != nil || len(res.IDs) != 1 || res.IDs[0] != d2.ID || res.Queued != 0 {
 		t.Fatalf("--no-edges-only dry run: %v %+v", err, res)
 	}
 	// improve-graph: another model for one entity; the edge gets its
 	// provenance and confidence, the override is cleared on success.
-	res, err = e.c.Reextract(e.ctx, postgram.ReextractRequest{IDs: []uuid.UUID{d1.ID},
+	res, err = e.admin().Reextract(e.ctx, postgram.ReextractRequest{IDs: []uuid.UUID{d1.ID},
 		Override: postgram.ExtractOverride{Provider: "anthropic", Model: "claude-x"}})
 	if err != nil || res.Queued != 1 {
 		t.Fatalf("improve-graph: %v %+v", err, res)
@@ -506,7 +506,7 @@ func testReextract(t *testing.T, open Opener) {
 	}
 	// Cleared: a plain re-extraction uses the default model again; with
 	// --clean-edges the old edges go at once.
-	res, err = e.c.Reextract(e.ctx, postgram.ReextractRequest{IDs: []uuid.UUID{d1.ID}, CleanEdges: true})
+	res, err = e.admin().Reextract(e.ctx, postgram.ReextractRequest{IDs: []uuid.UUID{d1.ID}, CleanEdges: true})
 	if err != nil || res.EdgesDeleted != 1 {
 		t.Fatalf("reextract --clean-edges: %v %+v", err, res)
 	}
@@ -519,7 +519,7 @@ func testReextract(t *testing.T, open Opener) {
 		t.Fatalf("edge after a default re-extraction: %+v", es)
 	}
 	// An override the client cannot build fails the entity visibly.
-	if _, err := e.c.Reextract(e.ctx, postgram.ReextractRequest{IDs: []uuid.UUID{d1.ID},
+	if _, err := e.admin().Reextract(e.ctx, postgram.ReextractRequest{IDs: []uuid.UUID{d1.ID},
 		Override: postgram.ExtractOverride{Provider: "nope", Model: "x"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -531,10 +531,10 @@ func testReextract(t *testing.T, open Opener) {
 		t.Fatalf("error does not name the provider: %q", back.ExtractionError)
 	}
 	// Limits and unknown ids.
-	if _, err := e.c.Reextract(e.ctx, postgram.ReextractRequest{IDs: []uuid.UUID{uuid.New()}}); postgram.FieldOf(err) != "id[0]" {
+	if _, err := e.admin().Reextract(e.ctx, postgram.ReextractRequest{IDs: []uuid.UUID{uuid.New()}}); postgram.FieldOf(err) != "id[0]" {
 		t.Fatalf("unknown id: %v", err)
 	}
-	res, err = e.c.Reextract(e.ctx, postgram.ReextractRequest{All: true, Limit: 1, DryRun: true})
+	res, err = e.admin().Reextract(e.ctx, postgram.ReextractRequest{All: true, Limit: 1, DryRun: true})
 	if err != nil || len(res.IDs) != 1 || res.IDs[0] != helix.ID {
 		t.Fatalf("--limit 1 (oldest first): %v %+v", err, res)
 	}
@@ -583,20 +583,20 @@ func testValidateEdges(t *testing.T, open Opener) {
 	e.enrich()
 	e.extract()
 	j := &judge{reject: map[string]bool{"owns": true, "leads": true}, weak: map[string]bool{"works_on": true}}
-	if _, err := e.c.ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{}); postgram.FieldOf(err) != "judge" {
+	if _, err := e.admin().ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{}); postgram.FieldOf(err) != "judge" {
 		t.Fatalf("no judge: %v", err)
 	}
-	if _, err := e.c.ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{Judge: j, Sources: []string{"manual"}}); postgram.FieldOf(err) != "source[0]" {
+	if _, err := e.admin().ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{Judge: j, Sources: []string{"manual"}}); postgram.FieldOf(err) != "source[0]" {
 		t.Fatalf("judging manual edges: %v", err)
 	}
-	dry, err := e.c.ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{Judge: j, DryRun: true})
+	dry, err := e.admin().ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{Judge: j, DryRun: true})
 	if err != nil || dry.Judged != 3 || dry.Removed != 2 || dry.Kept != 1 {
 		t.Fatalf("dry run: %v %+v", err, dry)
 	}
 	if n := len(e.edgeLines(orion.ID)); n != 4 {
 		t.Fatalf("a dry run changed edges: %d", n)
 	}
-	res, err := e.c.ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{Judge: j})
+	res, err := e.admin().ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{Judge: j})
 	if err != nil || res.Removed != 2 || res.Kept != 1 {
 		t.Fatalf("validate: %v %+v", err, res)
 	}
@@ -612,11 +612,11 @@ func testValidateEdges(t *testing.T, open Opener) {
 	}
 	// Validated recently: skipped unless forced.
 	calls := j.calls
-	again, err := e.c.ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{Judge: j})
+	again, err := e.admin().ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{Judge: j})
 	if err != nil || again.Judged != 0 || again.Skipped != 1 || j.calls != calls {
 		t.Fatalf("re-run within the window: %v %+v", err, again)
 	}
-	forced, err := e.c.ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{Judge: j, Force: true})
+	forced, err := e.admin().ValidateEdges(e.ctx, postgram.ValidateEdgesRequest{Judge: j, Force: true})
 	if err != nil || forced.Judged != 1 {
 		t.Fatalf("forced: %v %+v", err, forced)
 	}
@@ -638,7 +638,7 @@ func testExtractionConcurrent(t *testing.T, open Opener) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := c.ExtractPending(e.ctx)
+			st, err := adminOf(t, c).ExtractPending(e.ctx)
 			if err != nil {
 				t.Error(err)
 			}

@@ -137,7 +137,7 @@ func testGraphLinkUnlink(t *testing.T, open Opener) {
 		t.Fatalf("Edges after unlink = %v, %v", edgeIDs(es), err)
 	}
 	// Audit records both acts.
-	log, err := e.c.Audit(e.ctx, postgram.AuditFilter{})
+	log, err := e.admin().Audit(e.ctx, postgram.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +389,7 @@ func testGraphExpandRanking(t *testing.T, open Opener) {
 	for _, x := range ents {
 		typeOf[x.ID] = x.Type
 	}
-	memOnly := e.c.As(postgram.Principal{Scopes: postgram.AllScopes, AllowedTypes: []postgram.EntityType{postgram.TypeMemory}})
+	memOnly := e.admin().As(postgram.Principal{Scopes: postgram.AllScopes, AllowedTypes: []postgram.EntityType{postgram.TypeMemory}})
 	for _, who := range []struct {
 		name string
 		c    *postgram.Client
@@ -526,11 +526,11 @@ func testGraphAccess(t *testing.T, open Opener) {
 	e.link(secret.ID, beyond.ID, "mentions")
 	open1 := e.link(pub.ID, friend.ID, "involves")
 	// Session context of another client.
-	agentA := e.c.As(postgram.Principal{ClientID: "agent-a", Scopes: postgram.AllScopes})
+	agentA := e.admin().As(postgram.Principal{ClientID: "agent-a", Scopes: postgram.AllScopes})
 	sc := mustStore(t, agentA, postgram.StoreInput{Content: "scratch", Metadata: map[string]any{"memory_role": "session_context"}})
 	scEdge := mustLink(t, agentA, sc.ID, pub.ID, "about")
 
-	ro := e.c.As(postgram.Principal{ClientID: "agent-b", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite},
+	ro := e.admin().As(postgram.Principal{ClientID: "agent-b", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite},
 		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
 	es, err := ro.Edges(e.ctx, pub.ID, postgram.EdgesOptions{})
 	if err != nil || !sameUUIDs(edgeIDs(es), []uuid.UUID{open1.ID}) {
@@ -568,7 +568,7 @@ func testGraphAccess(t *testing.T, open Opener) {
 	if es, _ := agentA.Edges(e.ctx, pub.ID, postgram.EdgesOptions{Relation: "about"}); len(es) != 1 {
 		t.Fatalf("own session-context edge not listed: %v", edgeIDs(es))
 	}
-	readOnly := e.c.As(postgram.Principal{Scopes: []postgram.Scope{postgram.ScopeRead}})
+	readOnly := e.admin().As(postgram.Principal{Scopes: []postgram.Scope{postgram.ScopeRead}})
 	if _, err := readOnly.Link(e.ctx, postgram.LinkInput{SourceID: pub.ID, TargetID: friend.ID, Relation: "x"}); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("Link without write scope: %v", err)
 	}
@@ -706,7 +706,7 @@ func testGraphNeighbors(t *testing.T, open Opener) {
 		CreatedAt: now, UpdatedAt: now}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	dry, err := e.c.LinkNeighbors(e.ctx, a.ID, postgram.NeighborOptions{MinSimilarity: 0.5, DryRun: true})
+	dry, err := e.admin().LinkNeighbors(e.ctx, a.ID, postgram.NeighborOptions{MinSimilarity: 0.5, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -717,7 +717,7 @@ func testGraphNeighbors(t *testing.T, open Opener) {
 		t.Fatalf("dry run wrote edges")
 	}
 	for i := 0; i < 2; i++ { // idempotent
-		res, err := e.c.LinkNeighbors(e.ctx, a.ID, postgram.NeighborOptions{MinSimilarity: 0.5})
+		res, err := e.admin().LinkNeighbors(e.ctx, a.ID, postgram.NeighborOptions{MinSimilarity: 0.5})
 		if err != nil || res.Written != 1 {
 			t.Fatalf("LinkNeighbors #%d = %+v, %v", i, res, err)
 		}
@@ -728,7 +728,7 @@ func testGraphNeighbors(t *testing.T, open Opener) {
 		t.Fatalf("neighbour edges = %+v", es)
 	}
 	// b's own pass does not add the reverse related_to edge.
-	res, err := e.c.LinkNeighbors(e.ctx, b.ID, postgram.NeighborOptions{MinSimilarity: 0.5})
+	res, err := e.admin().LinkNeighbors(e.ctx, b.ID, postgram.NeighborOptions{MinSimilarity: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -737,19 +737,19 @@ func testGraphNeighbors(t *testing.T, open Opener) {
 			t.Fatalf("reverse neighbour edge: %+v", res)
 		}
 	}
-	if res, _ := e.c.LinkNeighbors(e.ctx, a.ID, postgram.NeighborOptions{MinSimilarity: 0.99}); res.Written != 0 || res.Removed != 1 {
+	if res, _ := e.admin().LinkNeighbors(e.ctx, a.ID, postgram.NeighborOptions{MinSimilarity: 0.99}); res.Written != 0 || res.Removed != 1 {
 		t.Fatalf("a stricter pass keeps stale edges: %+v", res)
 	}
-	if res, _ := e.c.LinkNeighbors(e.ctx, sc.ID, postgram.NeighborOptions{}); res.Skipped == "" {
+	if res, _ := e.admin().LinkNeighbors(e.ctx, sc.ID, postgram.NeighborOptions{}); res.Skipped == "" {
 		t.Fatalf("session context was linked: %+v", res)
 	}
-	if res, _ := e.c.LinkNeighbors(e.ctx, far.ID, postgram.NeighborOptions{MinSimilarity: 0.9}); len(res.Neighbors) != 0 {
+	if res, _ := e.admin().LinkNeighbors(e.ctx, far.ID, postgram.NeighborOptions{MinSimilarity: 0.9}); len(res.Neighbors) != 0 {
 		t.Fatalf("dissimilar entity linked: %+v", res)
 	}
 	// Every pass that changed an entity's edges is audited with it (issue
 	// 14): a's two writing passes and the stricter one that removed its
 	// edge; not the dry run, nor passes that changed nothing.
-	audit, err := e.c.Audit(e.ctx, postgram.AuditFilter{Operation: "edge.link_neighbors"})
+	audit, err := e.admin().Audit(e.ctx, postgram.AuditFilter{Operation: "edge.link_neighbors"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -768,10 +768,10 @@ func testGraphNeighbors(t *testing.T, open Opener) {
 		num(ofA[2].Details["written"]) != 1 || num(ofA[2].Details["replaced"]) != 0 {
 		t.Fatalf("link-neighbors audit of a: %+v", ofA)
 	}
-	if _, err := e.c.As(postgram.Principal{Scopes: postgram.AllScopes}).LinkNeighbors(e.ctx, a.ID, postgram.NeighborOptions{}); !errors.Is(err, postgram.ErrForbidden) {
+	if _, err := e.admin().As(postgram.Principal{Scopes: postgram.AllScopes}).Admin(); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("LinkNeighbors for a key: %v", err)
 	}
-	if _, err := e.c.LinkNeighbors(e.ctx, a.ID, postgram.NeighborOptions{MaxNeighbors: 1000}); postgram.FieldOf(err) != "max_neighbors" {
+	if _, err := e.admin().LinkNeighbors(e.ctx, a.ID, postgram.NeighborOptions{MaxNeighbors: 1000}); postgram.FieldOf(err) != "max_neighbors" {
 		t.Fatalf("bad max_neighbors: %v", err)
 	}
 }

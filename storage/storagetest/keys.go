@@ -34,7 +34,7 @@ func refusedSoon(t *testing.T, c *postgram.Client, token string) error {
 	t.Helper()
 	start := time.Now()
 	for {
-		_, err := c.Authenticate(context.Background(), token)
+		_, err := adminOf(t, c).Authenticate(context.Background(), token)
 		if err != nil {
 			if !errors.Is(err, postgram.ErrUnauthorized) {
 				t.Fatalf("Authenticate: %v, want ErrUnauthorized", err)
@@ -57,7 +57,7 @@ func testKeyExpiry(t *testing.T, open Opener) {
 	e := newEnv(t, open, func(c *postgram.Config) { c.Now = clk.now })
 	startBoth(t, e.c)
 	exp := clk.now().Add(time.Hour)
-	token, key, err := e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "temp", Scopes: []postgram.Scope{postgram.ScopeRead},
+	token, key, err := e.admin().CreateKey(e.ctx, postgram.KeySpec{Name: "temp", Scopes: []postgram.Scope{postgram.ScopeRead},
 		AllowedTypes: []postgram.EntityType{postgram.TypeMemory}, AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared},
 		ClientID: "temp-client", ExpiresAt: exp})
 	if err != nil {
@@ -66,34 +66,34 @@ func testKeyExpiry(t *testing.T, open Opener) {
 	if key.ExpiresAt == nil || !key.ExpiresAt.Equal(exp) {
 		t.Fatalf("created key expires at %v, want %v", key.ExpiresAt, exp)
 	}
-	keys, err := e.c.ListKeys(e.ctx)
+	keys, err := e.admin().ListKeys(e.ctx)
 	if err != nil || len(keys) != 1 || keys[0].ExpiresAt == nil || !keys[0].ExpiresAt.Equal(exp) {
 		t.Fatalf("ListKeys: %v %+v", err, keys)
 	}
 	for range 3 { // the later calls are answered from the cache
-		if _, err := e.c.Authenticate(e.ctx, token); err != nil {
+		if _, err := e.admin().Authenticate(e.ctx, token); err != nil {
 			t.Fatalf("a key before its expiry: %v", err)
 		}
 	}
 	clk.add(time.Hour)
-	_, err = e.c.Authenticate(e.ctx, token)
+	_, err = e.admin().Authenticate(e.ctx, token)
 	if !errors.Is(err, postgram.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("an expired key: %v, want ErrUnauthorized saying it expired", err)
 	}
 	// Not cached: a fresh client reads it from the store.
 	fresh := e.client(func(c *postgram.Config) { c.Now = clk.now })
-	if _, err := fresh.Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
+	if _, err := adminOf(t, fresh).Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("an expired key (uncached): %v", err)
 	}
 
-	_, _, err = e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "past", ExpiresAt: clk.now().Add(-time.Second)})
+	_, _, err = e.admin().CreateKey(e.ctx, postgram.KeySpec{Name: "past", ExpiresAt: clk.now().Add(-time.Second)})
 	wantErr(t, err, postgram.ErrInvalidArgument, "expires_at")
-	_, _, err = e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "now", ExpiresAt: clk.now()})
+	_, _, err = e.admin().CreateKey(e.ctx, postgram.KeySpec{Name: "now", ExpiresAt: clk.now()})
 	wantErr(t, err, postgram.ErrInvalidArgument, "expires_at")
-	_, _, err = e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "forever", ExpiresAt: clk.now().Add(11 * 365 * 24 * time.Hour)})
+	_, _, err = e.admin().CreateKey(e.ctx, postgram.KeySpec{Name: "forever", ExpiresAt: clk.now().Add(11 * 365 * 24 * time.Hour)})
 	wantErr(t, err, postgram.ErrInvalidArgument, "expires_at")
 
-	audit, err := e.c.Audit(e.ctx, postgram.AuditFilter{Operation: "key.create"})
+	audit, err := e.admin().Audit(e.ctx, postgram.AuditFilter{Operation: "key.create"})
 	if err != nil || len(audit) != 1 {
 		t.Fatalf("key.create audit: %v %+v", err, audit)
 	}
@@ -118,12 +118,12 @@ func testKeyRotation(t *testing.T, open Opener) {
 	spec := postgram.KeySpec{Name: "agent", Scopes: []postgram.Scope{postgram.ScopeWrite, postgram.ScopeRead},
 		AllowedTypes: []postgram.EntityType{postgram.TypeMemory}, AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared},
 		ClientID: "agent-1", ExpiresAt: clk.now().Add(30 * 24 * time.Hour)}
-	oldToken, old, err := e.c.CreateKey(e.ctx, spec)
+	oldToken, old, err := e.admin().CreateKey(e.ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk.add(24 * time.Hour)
-	rot, err := e.c.RotateKey(e.ctx, old.ID, postgram.RotateOptions{Overlap: time.Hour})
+	rot, err := e.admin().RotateKey(e.ctx, old.ID, postgram.RotateOptions{Overlap: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func testKeyRotation(t *testing.T, open Opener) {
 	}
 	for _, c := range []*postgram.Client{e.c, replicaB} {
 		for _, tok := range []string{oldToken, rot.Token} {
-			got, err := c.Authenticate(e.ctx, tok)
+			got, err := adminOf(t, c).Authenticate(e.ctx, tok)
 			if err != nil {
 				t.Fatalf("during the overlap: %v", err)
 			}
@@ -155,30 +155,30 @@ func testKeyRotation(t *testing.T, open Opener) {
 	}
 	clk.add(time.Hour)
 	for _, c := range []*postgram.Client{e.c, replicaB} {
-		if _, err := c.Authenticate(e.ctx, oldToken); !errors.Is(err, postgram.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
+		if _, err := adminOf(t, c).Authenticate(e.ctx, oldToken); !errors.Is(err, postgram.ErrUnauthorized) || !strings.Contains(err.Error(), "expired") {
 			t.Fatalf("the old key after the overlap: %v", err)
 		}
-		if _, err := c.Authenticate(e.ctx, rot.Token); err != nil {
+		if _, err := adminOf(t, c).Authenticate(e.ctx, rot.Token); err != nil {
 			t.Fatalf("the successor after the overlap: %v", err)
 		}
 	}
 
 	// Overlap 0 ends the old key at once, on the other replica too (which
 	// has the key cached with its former expiry: the change must reach it).
-	rot2, err := e.c.RotateKey(e.ctx, rot.Key.ID, postgram.RotateOptions{})
+	rot2, err := e.admin().RotateKey(e.ctx, rot.Key.ID, postgram.RotateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.Authenticate(e.ctx, rot.Token); !errors.Is(err, postgram.ErrUnauthorized) {
+	if _, err := e.admin().Authenticate(e.ctx, rot.Token); !errors.Is(err, postgram.ErrUnauthorized) {
 		t.Fatalf("the rotating replica accepted the key rotated without overlap: %v", err)
 	}
 	refusedSoon(t, replicaB, rot.Token)
-	if _, err := replicaB.Authenticate(e.ctx, rot2.Token); err != nil {
+	if _, err := adminOf(t, replicaB).Authenticate(e.ctx, rot2.Token); err != nil {
 		t.Fatal(err)
 	}
 	// An explicit expiry for the successor; a rotation never extends the
 	// old key's expiry.
-	rot3, err := e.c.RotateKey(e.ctx, rot2.Key.ID, postgram.RotateOptions{Overlap: 365 * 24 * time.Hour, ExpiresAt: clk.now().Add(time.Hour)})
+	rot3, err := e.admin().RotateKey(e.ctx, rot2.Key.ID, postgram.RotateOptions{Overlap: 365 * 24 * time.Hour, ExpiresAt: clk.now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,27 +186,27 @@ func testKeyRotation(t *testing.T, open Opener) {
 		t.Fatalf("explicit expiry %v, old key's %v (want %v)", rot3.Key.ExpiresAt, rot3.Previous.ExpiresAt, rot2.Key.ExpiresAt)
 	}
 
-	_, err = e.c.RotateKey(e.ctx, uuid.New(), postgram.RotateOptions{})
+	_, err = e.admin().RotateKey(e.ctx, uuid.New(), postgram.RotateOptions{})
 	wantErr(t, err, postgram.ErrNotFound, "")
-	_, err = e.c.RotateKey(e.ctx, rot3.Key.ID, postgram.RotateOptions{Overlap: -time.Second})
+	_, err = e.admin().RotateKey(e.ctx, rot3.Key.ID, postgram.RotateOptions{Overlap: -time.Second})
 	wantErr(t, err, postgram.ErrInvalidArgument, "overlap")
-	if err := e.c.RevokeKey(e.ctx, rot3.Key.ID); err != nil {
+	if err := e.admin().RevokeKey(e.ctx, rot3.Key.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.c.RotateKey(e.ctx, rot3.Key.ID, postgram.RotateOptions{})
+	_, err = e.admin().RotateKey(e.ctx, rot3.Key.ID, postgram.RotateOptions{})
 	wantErr(t, err, postgram.ErrConflict, "")
-	scoped := e.c.As(rot2.Key.Principal())
-	if _, err := scoped.RotateKey(e.ctx, rot2.Key.ID, postgram.RotateOptions{}); !errors.Is(err, postgram.ErrForbidden) {
+	scoped := e.admin().As(rot2.Key.Principal())
+	if _, err := scoped.Admin(); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("a key may not rotate keys: %v", err)
 	}
-	audit, err := e.c.Audit(e.ctx, postgram.AuditFilter{Operation: "key.rotate"})
+	audit, err := e.admin().Audit(e.ctx, postgram.AuditFilter{Operation: "key.rotate"})
 	if err != nil || len(audit) != 3 {
 		t.Fatalf("key.rotate audit: %v %d entries", err, len(audit))
 	}
 	if d := audit[2].Details; d["previous_key_id"] != old.ID.String() || d["key_id"] != rot.Key.ID.String() || d["client_id"] != "agent-1" {
 		t.Fatalf("key.rotate details: %v", d)
 	}
-	keys, err := e.c.ListKeys(e.ctx)
+	keys, err := e.admin().ListKeys(e.ctx)
 	if err != nil || len(keys) != 4 {
 		t.Fatalf("ListKeys: %v, %d keys", err, len(keys))
 	}

@@ -30,7 +30,11 @@ func (c *clock) add(d time.Duration) {
 func newClock() *clock { return &clock{t: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)} }
 
 func agent(c *postgram.Client, client string) *postgram.Client {
-	return c.As(postgram.Principal{KeyID: "key-" + client, ClientID: client, Scopes: postgram.AllScopes})
+	a, err := c.Admin()
+	if err != nil {
+		panic(err) // c is the test's unscoped client
+	}
+	return a.As(postgram.Principal{KeyID: "key-" + client, ClientID: client, Scopes: postgram.AllScopes})
 }
 
 // testSessionContextIsolation: client A's session context is invisible to
@@ -334,10 +338,10 @@ func testDurableGrooming(t *testing.T, open Opener) {
 	recent := mk("obsolete but recent", nil)
 	_, _ = recent, session
 
-	if _, err := e.c.As(postgram.Principal{ClientID: "x", Scopes: postgram.AllScopes}).GroomDurable(e.ctx, postgram.DurableGroomRequest{}); !errors.Is(err, postgram.ErrForbidden) {
+	if _, err := e.admin().As(postgram.Principal{ClientID: "x", Scopes: postgram.AllScopes}).Admin(); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("agent durable grooming: %v", err)
 	}
-	dry, err := e.c.GroomDurable(e.ctx, postgram.DurableGroomRequest{OlderThan: "30d"})
+	dry, err := e.admin().GroomDurable(e.ctx, postgram.DurableGroomRequest{OlderThan: "30d"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +349,7 @@ func testDurableGrooming(t *testing.T, open Opener) {
 		t.Fatalf("durable dry run: %d eligible", dry.Eligible)
 	}
 	g := &fakeGroomer{}
-	marked, err := e.c.GroomDurable(e.ctx, postgram.DurableGroomRequest{Mode: postgram.GroomMark, OlderThan: "30d", Groomer: g})
+	marked, err := e.admin().GroomDurable(e.ctx, postgram.DurableGroomRequest{Mode: postgram.GroomMark, OlderThan: "30d", Groomer: g})
 	if err != nil || marked.Marked != 6 || marked.Failed != 0 {
 		t.Fatalf("mark: %+v %v", marked, err)
 	}
@@ -367,13 +371,13 @@ func testDurableGrooming(t *testing.T, open Opener) {
 		t.Fatal("durable grooming marked session context")
 	}
 	// Apply: dry run first, then for real.
-	pre, err := e.c.ApplyDurableGrooming(e.ctx, postgram.ApplyGroomingRequest{DryRun: true})
+	pre, err := e.admin().ApplyDurableGrooming(e.ctx, postgram.ApplyGroomingRequest{DryRun: true})
 	if err != nil || pre.Eligible != 5 || pre.Archived+pre.Rewrote != 0 {
 		t.Fatalf("apply dry run: %+v %v", pre, err)
 	}
-	_, err = e.c.ApplyDurableGrooming(e.ctx, postgram.ApplyGroomingRequest{Mode: postgram.ApplyArchive, Outcomes: []string{"needs_grooming"}})
+	_, err = e.admin().ApplyDurableGrooming(e.ctx, postgram.ApplyGroomingRequest{Mode: postgram.ApplyArchive, Outcomes: []string{"needs_grooming"}})
 	wantErr(t, err, postgram.ErrInvalidArgument, "status[0]")
-	res, err := e.c.ApplyDurableGrooming(e.ctx, postgram.ApplyGroomingRequest{Groomer: g})
+	res, err := e.admin().ApplyDurableGrooming(e.ctx, postgram.ApplyGroomingRequest{Groomer: g})
 	if err != nil || res.Rewrote != 2 || res.Archived != 3 || res.Failed != 0 {
 		t.Fatalf("apply: %+v %v", res, err)
 	}
@@ -397,7 +401,7 @@ func testDurableGrooming(t *testing.T, open Opener) {
 	if _, k := outcome(keep.ID); k.Status != postgram.StatusActive || k.Content != keep.Content {
 		t.Fatal("keep changed")
 	}
-	again, err := e.c.ApplyDurableGrooming(e.ctx, postgram.ApplyGroomingRequest{Groomer: g})
+	again, err := e.admin().ApplyDurableGrooming(e.ctx, postgram.ApplyGroomingRequest{Groomer: g})
 	if err != nil || again.Eligible != 0 {
 		t.Fatalf("second apply: %+v %v", again, err)
 	}

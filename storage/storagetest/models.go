@@ -19,29 +19,28 @@ func testModelSwitch(t *testing.T, open Opener) {
 	other := e.client(func(c *postgram.Config) { c.Workspace = "other" })
 	mustStore(t, other, postgram.StoreInput{Content: "another workspace's note"})
 	e.enrich()
-	if _, err := other.EnrichPending(e.ctx); err != nil {
+	if _, err := adminOf(t, other).EnrichPending(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.As(postgram.Principal{Scopes: []postgram.Scope{postgram.ScopeRead}}).SwitchModel(e.ctx,
-		postgram.ModelInfo{Provider: "test", Name: "deterministic-v1", Dimensions: Dims / 2}, false); !errors.Is(err, postgram.ErrForbidden) {
+	if _, err := e.admin().As(postgram.Principal{Scopes: []postgram.Scope{postgram.ScopeRead}}).Admin(); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("a key switched the model: %v", err)
 	}
-	if _, err := e.c.SwitchModel(e.ctx, postgram.ModelInfo{Provider: "test", Name: "x", Dimensions: 0}, false); postgram.FieldOf(err) != "dimensions" {
+	if _, err := e.admin().SwitchModel(e.ctx, postgram.ModelInfo{Provider: "test", Name: "x", Dimensions: 0}, false); postgram.FieldOf(err) != "dimensions" {
 		t.Fatalf("zero dimensions: %v", err)
 	}
 	next := postgram.ModelInfo{Provider: "test", Name: "deterministic-v1", Dimensions: Dims / 2}
-	dry, err := e.c.SwitchModel(e.ctx, next, true)
+	dry, err := e.admin().SwitchModel(e.ctx, next, true)
 	if err != nil || dry.Previous == nil || dry.Previous.Dimensions != Dims || dry.Queued != 0 {
 		t.Fatalf("dry run: %v %+v", err, dry)
 	}
 	if _, m, _, _ := e.store.ActiveModel(e.ctx); m.Dimensions != Dims {
 		t.Fatalf("a dry run switched the model to %+v", m)
 	}
-	res, err := e.c.SwitchModel(e.ctx, next, false)
+	res, err := e.admin().SwitchModel(e.ctx, next, false)
 	if err != nil || res.Queued != 3 || res.Active.ID == 0 {
 		t.Fatalf("switch: %v %+v", err, res)
 	}
-	ms, err := e.c.Models(e.ctx)
+	ms, err := e.admin().Models(e.ctx)
 	if err != nil || len(ms) != 2 || ms[0].Active || !ms[1].Active || ms[1].ModelInfo != next {
 		t.Fatalf("models after the switch: %v %+v", err, ms)
 	}
@@ -54,7 +53,7 @@ func testModelSwitch(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := c2.EnrichPending(e.ctx)
+	st, err := adminOf(t, c2).EnrichPending(e.ctx)
 	if err != nil || st.Entities != 2 {
 		t.Fatalf("re-embedding: %v %+v", err, st)
 	}
@@ -66,19 +65,19 @@ func testModelSwitch(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := o2.EnrichPending(e.ctx); err != nil || st.Entities != 1 {
+	if st, err := adminOf(t, o2).EnrichPending(e.ctx); err != nil || st.Entities != 1 {
 		t.Fatalf("the other workspace was not queued: %v %+v", err, st)
 	}
 	// reembed re-queues with fresh attempts; vectors already made with
 	// the active model are kept.
-	n, err := c2.Reembed(e.ctx, []postgram.EntityType{postgram.TypeMemory})
+	n, err := adminOf(t, c2).Reembed(e.ctx, []postgram.EntityType{postgram.TypeMemory})
 	if err != nil || n != 2 {
 		t.Fatalf("reembed: %v %d", err, n)
 	}
-	if st, err := c2.EnrichPending(e.ctx); err != nil || st.Entities != 2 || st.Calls != 0 {
+	if st, err := adminOf(t, c2).EnrichPending(e.ctx); err != nil || st.Entities != 2 || st.Calls != 0 {
 		t.Fatalf("after reembed: %v %+v", err, st)
 	}
-	if _, err := c2.Reembed(e.ctx, []postgram.EntityType{"nope"}); postgram.FieldOf(err) != "type[0]" {
+	if _, err := adminOf(t, c2).Reembed(e.ctx, []postgram.EntityType{"nope"}); postgram.FieldOf(err) != "type[0]" {
 		t.Fatalf("bad type: %v", err)
 	}
 }

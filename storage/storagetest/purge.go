@@ -24,14 +24,14 @@ const PurgeCanary = "zqxpurgecanary"
 func PurgeFixture(t *testing.T, c *postgram.Client) uuid.UUID {
 	t.Helper()
 	ctx := t.Context()
-	st := c.Storage()
+	st := adminOf(t, c).Storage()
 	body := "# Secret plan\n\nThe " + PurgeCanary + " launch code is " + PurgeCanary + "x42.\n"
-	if _, err := c.SyncUpload(ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{upFile("secret.md", body)}}); err != nil {
+	if _, err := c.Sync().Upload(ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{upFile("secret.md", body)}}); err != nil {
 		t.Fatal(err)
 	}
 	// A second version: the first one's rows are replaced.
 	body2 := body + "\nRevised: " + PurgeCanary + " again.\n"
-	if _, err := c.SyncUpload(ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{upFile("secret.md", body2)}}); err != nil {
+	if _, err := c.Sync().Upload(ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{upFile("secret.md", body2)}}); err != nil {
 		t.Fatal(err)
 	}
 	doc := repoDocs(t, c, true)["secret.md"]
@@ -63,7 +63,7 @@ func testPurge(t *testing.T, open Opener) {
 		t.Fatalf("%s does not implement postgram.PurgeStorage", e.store.Name())
 	}
 	id := PurgeFixture(t, e.c)
-	if _, err := e.c.EnrichPending(e.ctx); err != nil {
+	if _, err := e.admin().EnrichPending(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	models, err := e.store.ListModels(e.ctx)
@@ -72,21 +72,21 @@ func testPurge(t *testing.T, open Opener) {
 	}
 	ws := e.c.Workspace()
 	keep := e.store1(postgram.StoreInput{Type: postgram.TypeMemory, Content: "an unrelated memory"})
-	before, err := e.c.Audit(e.ctx, postgram.AuditFilter{Limit: 1000})
+	before, err := e.admin().Audit(e.ctx, postgram.AuditFilter{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// Only an admin purges.
-	user := e.c.As(postgram.Principal{KeyID: "k", ClientID: "x", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite, postgram.ScopeDelete}})
-	if _, err := user.Purge(e.ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id}}); !errors.Is(err, postgram.ErrForbidden) {
+	user := e.admin().As(postgram.Principal{KeyID: "k", ClientID: "x", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite, postgram.ScopeDelete}})
+	if _, err := user.Admin(); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("a key purged: %v", err)
 	}
-	if _, err := e.c.Purge(e.ctx, postgram.PurgeRequest{}); !errors.Is(err, postgram.ErrInvalidArgument) {
+	if _, err := e.admin().Purge(e.ctx, postgram.PurgeRequest{}); !errors.Is(err, postgram.ErrInvalidArgument) {
 		t.Fatalf("a purge selecting nothing: %v", err)
 	}
 	// A dry run changes nothing.
-	res, err := e.c.Purge(e.ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id, uuid.New()}, DryRun: true})
+	res, err := e.admin().Purge(e.ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id, uuid.New()}, DryRun: true})
 	if err != nil || !res.DryRun || len(res.IDs) != 1 || res.IDs[0] != id {
 		t.Fatalf("dry run: %+v %v", res, err)
 	}
@@ -94,7 +94,7 @@ func testPurge(t *testing.T, open Opener) {
 		t.Fatalf("the dry run purged: %v", err)
 	}
 
-	res, err = e.c.Purge(e.ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id}})
+	res, err = e.admin().Purge(e.ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func testPurge(t *testing.T, open Opener) {
 	}
 	// The audit log keeps every earlier entry and names the purge by id
 	// and counts.
-	after, err := e.c.Audit(e.ctx, postgram.AuditFilter{Limit: 1000})
+	after, err := e.admin().Audit(e.ctx, postgram.AuditFilter{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func testPurge(t *testing.T, open Opener) {
 		t.Fatalf("purge audit details: %+v", after[0].Details)
 	}
 	// Purging again finds nothing.
-	if res, err := e.c.Purge(e.ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id}}); err != nil || res.Entities != 0 {
+	if res, err := e.admin().Purge(e.ctx, postgram.PurgeRequest{IDs: []uuid.UUID{id}}); err != nil || res.Entities != 0 {
 		t.Fatalf("second purge: %+v %v", res, err)
 	}
 
@@ -149,11 +149,11 @@ func testPurge(t *testing.T, open Opener) {
 	}
 	time.Sleep(2 * time.Millisecond)
 	cut := time.Now()
-	res, err = e.c.Purge(e.ctx, postgram.PurgeRequest{ArchivedBefore: cut, Type: postgram.TypeTask, NoScrub: true})
+	res, err = e.admin().Purge(e.ctx, postgram.PurgeRequest{ArchivedBefore: cut, Type: postgram.TypeTask, NoScrub: true})
 	if err != nil || res.Entities != 1 || res.IDs[0] != oldTask.ID || res.Scrubbed {
 		t.Fatalf("archived tasks: %+v %v", res, err)
 	}
-	res, err = e.c.Purge(e.ctx, postgram.PurgeRequest{ArchivedBefore: cut, DryRun: true})
+	res, err = e.admin().Purge(e.ctx, postgram.PurgeRequest{ArchivedBefore: cut, DryRun: true})
 	if err != nil || len(res.IDs) != 1 || res.IDs[0] != old.ID {
 		t.Fatalf("archived dry run: %+v %v", res, err)
 	}
@@ -163,7 +163,7 @@ func testPurge(t *testing.T, open Opener) {
 	if err := e.store.PutQueryEmbedding(e.ctx, "other", "", models[0].ID, []byte("other-key"), make([]float32, Dims)); err != nil {
 		t.Fatal(err)
 	}
-	res, err = e.c.Purge(e.ctx, postgram.PurgeRequest{Type: postgram.TypeTask})
+	res, err = e.admin().Purge(e.ctx, postgram.PurgeRequest{Type: postgram.TypeTask})
 	if err != nil || res.Entities != 1 || res.IDs[0] != task.ID {
 		t.Fatalf("tasks: %+v %v", res, err)
 	}

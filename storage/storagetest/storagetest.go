@@ -151,7 +151,7 @@ func mustStore(t *testing.T, c *postgram.Client, in postgram.StoreInput) *postgr
 
 func (e *env) enrich() postgram.EnrichStats {
 	e.t.Helper()
-	st, err := e.c.EnrichPending(e.ctx)
+	st, err := e.admin().EnrichPending(e.ctx)
 	if err != nil {
 		e.t.Fatalf("EnrichPending: %v", err)
 	}
@@ -469,7 +469,7 @@ func testWorkspaceIsolation(t *testing.T, open Opener) {
 	secret := e.store1(postgram.StoreInput{Content: "workspace alpha secret kumquat"})
 	mine := mustStore(t, other, postgram.StoreInput{Content: "workspace beta note kumquat"})
 	e.enrich()
-	if _, err := other.EnrichPending(e.ctx); err != nil {
+	if _, err := adminOf(t, other).EnrichPending(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := other.Recall(e.ctx, secret.ID); !errors.Is(err, postgram.ErrNotFound) {
@@ -509,7 +509,7 @@ func testPrincipal(t *testing.T, open Opener) {
 	work := e.store1(postgram.StoreInput{Content: "work plan walrus", Visibility: postgram.VisibilityWork})
 	personal := e.store1(postgram.StoreInput{Content: "personal diary walrus", Visibility: postgram.VisibilityPersonal})
 	person := e.store1(postgram.StoreInput{Type: postgram.TypePerson, Content: "Walrus Wally, a person"})
-	ro := e.c.As(postgram.Principal{KeyID: "k1", ClientID: "c1", Scopes: []postgram.Scope{postgram.ScopeRead},
+	ro := e.admin().As(postgram.Principal{KeyID: "k1", ClientID: "c1", Scopes: []postgram.Scope{postgram.ScopeRead},
 		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityPersonal, postgram.VisibilityShared}})
 	if _, err := ro.Store(e.ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: "x"}); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("store without write scope: %v", err)
@@ -528,7 +528,7 @@ func testPrincipal(t *testing.T, open Opener) {
 	if has(ids(r), work.ID) || !has(ids(r), personal.ID) {
 		t.Fatalf("search with visibility limits: %v", ids(r))
 	}
-	typed := e.c.As(postgram.Principal{Scopes: postgram.AllScopes, AllowedTypes: []postgram.EntityType{postgram.TypePerson}})
+	typed := e.admin().As(postgram.Principal{Scopes: postgram.AllScopes, AllowedTypes: []postgram.EntityType{postgram.TypePerson}})
 	r = mustSearch(t, typed, postgram.SearchRequest{Query: "walrus"})
 	if len(r.Results) != 1 || r.Results[0].Entity.ID != person.ID {
 		t.Fatalf("search with type limits: %v", ids(r))
@@ -541,8 +541,8 @@ func testPrincipal(t *testing.T, open Opener) {
 		t.Fatalf("list of a disallowed type: %d", p.Total)
 	}
 	// Session context is visible only to the client that wrote it.
-	a := e.c.As(postgram.Principal{ClientID: "agent-a", Scopes: postgram.AllScopes})
-	b := e.c.As(postgram.Principal{ClientID: "agent-b", Scopes: postgram.AllScopes})
+	a := e.admin().As(postgram.Principal{ClientID: "agent-a", Scopes: postgram.AllScopes})
+	b := e.admin().As(postgram.Principal{ClientID: "agent-b", Scopes: postgram.AllScopes})
 	sc := mustStore(t, a, postgram.StoreInput{Content: "session context about narwhals",
 		Metadata: map[string]any{"memory_role": "session_context"}})
 	if _, err := b.Recall(e.ctx, sc.ID); !errors.Is(err, postgram.ErrNotFound) {
@@ -691,7 +691,7 @@ func testExpansionsVisibleOnly(t *testing.T, open Opener) {
 	e.emb.Fail(errors.New("keyword-only test"))
 	e.store1(postgram.StoreInput{Content: "Codename zephyrine for the merger", Visibility: postgram.VisibilityPersonal})
 	e.store1(postgram.StoreInput{Content: "Weekly notes about dashboards", Visibility: postgram.VisibilityShared})
-	key := e.c.As(postgram.Principal{KeyID: "k-shared", ClientID: "shared", Scopes: []postgram.Scope{postgram.ScopeRead},
+	key := e.admin().As(postgram.Principal{KeyID: "k-shared", ClientID: "shared", Scopes: []postgram.Scope{postgram.ScopeRead},
 		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
 	for _, c := range []struct {
 		who    *postgram.Client
@@ -861,13 +861,13 @@ func testSearchDegraded(t *testing.T, open Opener) {
 	if len(r.Degraded) != 1 || r.Degraded[0].Component != "vector" || r.Degraded[0].Reason == "" {
 		t.Fatalf("degraded marker: %+v", r.Degraded)
 	}
-	h, err := e.c.Health(e.ctx)
+	h, err := e.admin().Health(e.ctx)
 	if err != nil || h.Status != "degraded" || h.Embedding.State != "failing" {
 		t.Fatalf("health during outage: %+v %v", h, err)
 	}
 	// Writes still succeed during the outage and are not lost.
 	later := e.store1(postgram.StoreInput{Content: "written during the outage"})
-	st, err := e.c.EnrichPending(e.ctx)
+	st, err := e.admin().EnrichPending(e.ctx)
 	if err != nil || st.Failed != 1 {
 		t.Fatalf("enrich during outage: %+v %v", st, err)
 	}
@@ -964,7 +964,7 @@ func testEnrichmentRetry(t *testing.T, open Opener) {
 	ent := e.store1(postgram.StoreInput{Content: "retry me"})
 	e.emb.Fail(fmt.Errorf("HTTP 500 from provider: %w", postgram.ErrUnavailable))
 	for attempt := 1; attempt <= 4; attempt++ {
-		st, err := e.c.EnrichPending(e.ctx)
+		st, err := e.admin().EnrichPending(e.ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -972,7 +972,7 @@ func testEnrichmentRetry(t *testing.T, open Opener) {
 			t.Fatalf("attempt %d: %+v", attempt, st)
 		}
 		// Not due yet: an immediate second pass must not retry.
-		if st2, _ := e.c.EnrichPending(e.ctx); st2.Failed != 0 {
+		if st2, _ := e.admin().EnrichPending(e.ctx); st2.Failed != 0 {
 			t.Fatalf("attempt %d retried before its backoff", attempt)
 		}
 		back, _ := e.c.Recall(e.ctx, ent.ID)
@@ -992,7 +992,7 @@ func testEnrichmentRetry(t *testing.T, open Opener) {
 	}
 	// Attempts are exhausted: no further retries even when the provider recovers.
 	e.emb.Recover()
-	if st, _ := e.c.EnrichPending(e.ctx); st.Entities != 0 || st.Failed != 0 {
+	if st, _ := e.admin().EnrichPending(e.ctx); st.Entities != 0 || st.Failed != 0 {
 		t.Fatalf("exhausted entity retried: %+v", st)
 	}
 	// Editing the content re-queues it with fresh attempts.
@@ -1059,7 +1059,7 @@ func testConcurrentWorkers(t *testing.T, open Opener) {
 			if i%2 == 1 {
 				c = other
 			}
-			st, err := c.EnrichPending(e.ctx)
+			st, err := adminOf(t, c).EnrichPending(e.ctx)
 			if err != nil {
 				t.Errorf("worker %d: %v", i, err)
 			}
@@ -1154,14 +1154,14 @@ func testQueryCache(t *testing.T, open Opener) {
 		t.Fatalf("keyed cache should miss unkeyed rows: %s", r.Stats.QueryEmbedding)
 	}
 	// Rows are per client: another client's persisted cache is separate.
-	other := e.client().As(postgram.Principal{ClientID: "other", Scopes: postgram.AllScopes})
+	other := adminOf(t, e.client()).As(postgram.Principal{ClientID: "other", Scopes: postgram.AllScopes})
 	r = mustSearch(t, other, postgram.SearchRequest{Query: "per client"})
 	if r.Stats.QueryEmbedding != postgram.FromProvider {
 		t.Fatal("new query for another client should call the provider")
 	}
 	// Retention: keep at most N rows per client.
 	small := e.client(func(c *postgram.Config) { c.QueryCache.MaxRowsPerClient = 1 })
-	n, err := small.PruneQueryCache(e.ctx)
+	n, err := adminOf(t, small).PruneQueryCache(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1199,7 +1199,7 @@ func containsAll(s string, subs ...string) bool {
 
 func testAPIKeys(t *testing.T, open Opener) {
 	e := newEnv(t, open)
-	token, key, err := e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "agent", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite},
+	token, key, err := e.admin().CreateKey(e.ctx, postgram.KeySpec{Name: "agent", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite},
 		AllowedVisibilities: []postgram.Visibility{postgram.VisibilityShared}})
 	if err != nil {
 		t.Fatal(err)
@@ -1207,7 +1207,7 @@ func testAPIKeys(t *testing.T, open Opener) {
 	if len(token) < len(postgram.KeyPrefix)+43 || token[:4] != "pgm-" || key.ClientID != "agent" || key.Prefix != token[:10] {
 		t.Fatalf("key %q / %+v", token, key)
 	}
-	scoped, err := e.c.Authenticate(e.ctx, token)
+	scoped, err := e.admin().Authenticate(e.ctx, token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1223,40 +1223,40 @@ func testAPIKeys(t *testing.T, open Opener) {
 		flipped = token[:len(token)-1] + "B"
 	}
 	for _, bad := range []string{"", "pgm-", "Bearer x", token + "x", flipped, "pgm-" + string(make([]byte, 300))} {
-		if _, err := e.c.Authenticate(e.ctx, bad); !errors.Is(err, postgram.ErrUnauthorized) {
+		if _, err := e.admin().Authenticate(e.ctx, bad); !errors.Is(err, postgram.ErrUnauthorized) {
 			t.Fatalf("Authenticate(%q) = %v", bad, err)
 		}
 	}
-	if _, _, err := scoped.CreateKey(e.ctx, postgram.KeySpec{Name: "escalate"}); !errors.Is(err, postgram.ErrForbidden) {
+	if _, err := scoped.Admin(); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("a key may not create keys: %v", err)
 	}
-	_, _, err = e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "bad", Scopes: []postgram.Scope{"admin"}})
+	_, _, err = e.admin().CreateKey(e.ctx, postgram.KeySpec{Name: "bad", Scopes: []postgram.Scope{"admin"}})
 	wantErr(t, err, postgram.ErrInvalidArgument, "scopes[0]")
-	_, _, err = e.c.CreateKey(e.ctx, postgram.KeySpec{Name: " "})
+	_, _, err = e.admin().CreateKey(e.ctx, postgram.KeySpec{Name: " "})
 	wantErr(t, err, postgram.ErrInvalidArgument, "name")
-	keys, err := e.c.ListKeys(e.ctx)
+	keys, err := e.admin().ListKeys(e.ctx)
 	if err != nil || len(keys) != 1 || keys[0].ID != key.ID {
 		t.Fatalf("ListKeys: %v %+v", err, keys)
 	}
-	if err := e.c.RevokeKey(e.ctx, key.ID); err != nil {
+	if err := e.admin().RevokeKey(e.ctx, key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
+	if _, err := e.admin().Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
 		t.Fatalf("revoked key accepted: %v", err)
 	}
-	if err := e.c.RevokeKey(e.ctx, uuid.New()); !errors.Is(err, postgram.ErrNotFound) {
+	if err := e.admin().RevokeKey(e.ctx, uuid.New()); !errors.Is(err, postgram.ErrNotFound) {
 		t.Fatalf("revoke unknown: %v", err)
 	}
 	other := e.client(func(c *postgram.Config) { c.Workspace = "elsewhere" })
-	t2, _, err := e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "home"})
+	t2, _, err := e.admin().CreateKey(e.ctx, postgram.KeySpec{Name: "home"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Authenticate(e.ctx, t2); !errors.Is(err, postgram.ErrUnauthorized) {
+	if _, err := adminOf(t, other).Authenticate(e.ctx, t2); !errors.Is(err, postgram.ErrUnauthorized) {
 		t.Fatalf("a key works only in its own workspace: %v", err)
 	}
 	peppered := e.client(func(c *postgram.Config) { c.KeyPepper = []byte("pepper") })
-	if _, err := peppered.Authenticate(e.ctx, t2); !errors.Is(err, postgram.ErrUnauthorized) {
+	if _, err := adminOf(t, peppered).Authenticate(e.ctx, t2); !errors.Is(err, postgram.ErrUnauthorized) {
 		t.Fatalf("a different pepper must not verify: %v", err)
 	}
 }
@@ -1275,28 +1275,28 @@ func testKeyRevocationAcrossClients(t *testing.T, open Opener) {
 		}
 		defer c.Stop(context.Background())
 	}
-	token, key, err := e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "shared", Scopes: postgram.AllScopes})
+	token, key, err := e.admin().CreateKey(e.ctx, postgram.KeySpec{Name: "shared", Scopes: postgram.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []*postgram.Client{e.c, replicaB} {
 		for i := 0; i < 3; i++ {
-			if _, err := c.Authenticate(e.ctx, token); err != nil {
+			if _, err := adminOf(t, c).Authenticate(e.ctx, token); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if err := e.c.RevokeKey(e.ctx, key.ID); err != nil {
+	if err := e.admin().RevokeKey(e.ctx, key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
+	if _, err := e.admin().Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
 		t.Fatalf("the revoking replica accepted the key: %v", err)
 	}
 	if _, ok := e.store.(postgram.Notifier); !ok {
 		// Without a change feed, keys are cached only by a KeyVersioner
 		// store's version, which every call checks: the other replica
 		// must refuse the key at once.
-		if _, err := replicaB.Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
+		if _, err := adminOf(t, replicaB).Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
 			t.Fatalf("the other replica accepted the key: %v", err)
 		}
 		return
@@ -1305,7 +1305,7 @@ func testKeyRevocationAcrossClients(t *testing.T, open Opener) {
 	// allow for its delivery latency and report it.
 	start := time.Now()
 	for {
-		_, err := replicaB.Authenticate(e.ctx, token)
+		_, err := adminOf(t, replicaB).Authenticate(e.ctx, token)
 		if errors.Is(err, postgram.ErrUnauthorized) {
 			t.Logf("revocation reached the other replica after %v", time.Since(start))
 			break
@@ -1319,11 +1319,11 @@ func testKeyRevocationAcrossClients(t *testing.T, open Opener) {
 
 func testAudit(t *testing.T, open Opener) {
 	e := newEnv(t, open)
-	_, key, err := e.c.CreateKey(e.ctx, postgram.KeySpec{Name: "auditor", Scopes: postgram.AllScopes})
+	_, key, err := e.admin().CreateKey(e.ctx, postgram.KeySpec{Name: "auditor", Scopes: postgram.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	as := e.c.As(key.Principal())
+	as := e.admin().As(key.Principal())
 	ent := mustStore(t, as, postgram.StoreInput{Content: "audited"})
 	c := "audited again"
 	if _, err := as.Update(e.ctx, ent.ID, postgram.UpdateInput{Version: 1, Content: &c}); err != nil {
@@ -1332,10 +1332,10 @@ func testAudit(t *testing.T, open Opener) {
 	if _, err := as.Delete(e.ctx, ent.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.c.RecordAudit(e.ctx, "admin.sql", map[string]any{"statement": "SELECT 1"}); err != nil {
+	if err := e.admin().RecordAudit(e.ctx, nil, "admin.sql", map[string]any{"statement": "SELECT 1"}); err != nil {
 		t.Fatal(err)
 	}
-	all, err := e.c.Audit(e.ctx, postgram.AuditFilter{})
+	all, err := e.admin().Audit(e.ctx, postgram.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1347,18 +1347,31 @@ func testAudit(t *testing.T, open Opener) {
 	if fmt.Sprint(ops) != fmt.Sprint(want) {
 		t.Fatalf("audit operations newest first = %v, want %v", ops, want)
 	}
-	byKey, _ := e.c.Audit(e.ctx, postgram.AuditFilter{KeyID: key.ID.String()})
+	byKey, _ := e.admin().Audit(e.ctx, postgram.AuditFilter{KeyID: key.ID.String()})
 	if len(byKey) != 3 || byKey[0].ClientID != "auditor" || byKey[2].EntityID != ent.ID.String() {
 		t.Fatalf("audit by key: %+v", byKey)
 	}
-	byOp, _ := e.c.Audit(e.ctx, postgram.AuditFilter{Operation: "entity.update", Since: time.Now().Add(-time.Hour)})
+	byOp, _ := e.admin().Audit(e.ctx, postgram.AuditFilter{Operation: "entity.update", Since: time.Now().Add(-time.Hour)})
 	if len(byOp) != 1 || byOp[0].Details["content_changed"] != true {
 		t.Fatalf("audit by operation: %+v", byOp)
 	}
-	if none, _ := e.c.Audit(e.ctx, postgram.AuditFilter{Until: time.Now().Add(-time.Hour)}); len(none) != 0 {
+	if none, _ := e.admin().Audit(e.ctx, postgram.AuditFilter{Until: time.Now().Add(-time.Hour)}); len(none) != 0 {
 		t.Fatalf("audit until an hour ago: %d entries", len(none))
 	}
-	if _, err := as.Audit(e.ctx, postgram.AuditFilter{}); !errors.Is(err, postgram.ErrForbidden) {
+	if _, err := as.Admin(); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("a key may not read the audit log: %v", err)
 	}
 }
+
+// adminOf returns the operator API of an unscoped client.
+func adminOf(t testing.TB, c *postgram.Client) *postgram.Admin {
+	t.Helper()
+	a, err := c.Admin()
+	if err != nil {
+		t.Fatalf("admin: %v", err)
+	}
+	return a
+}
+
+// admin returns the operator API of the environment's client.
+func (e *env) admin() *postgram.Admin { return adminOf(e.t, e.c) }

@@ -23,7 +23,7 @@ type LibTransport struct {
 }
 
 func (l *LibTransport) Diff(ctx context.Context, r syncproto.DiffRequest) (*syncproto.DiffResponse, error) {
-	return l.C.SyncDiff(ctx, r)
+	return l.C.Sync().Diff(ctx, r)
 }
 
 func (l *LibTransport) Upload(ctx context.Context, r syncproto.UploadRequest) (*syncproto.UploadResponse, error) {
@@ -31,11 +31,11 @@ func (l *LibTransport) Upload(ctx context.Context, r syncproto.UploadRequest) (*
 		return nil, errors.New("connection reset: server killed")
 	}
 	l.Uploads++
-	return l.C.SyncUpload(ctx, r)
+	return l.C.Sync().Upload(ctx, r)
 }
 
 func (l *LibTransport) Finalize(ctx context.Context, r syncproto.FinalizeRequest) (*syncproto.FinalizeResponse, error) {
-	return l.C.SyncFinalize(ctx, r)
+	return l.C.Sync().Finalize(ctx, r)
 }
 
 func writeFile(t *testing.T, root, rel, content string) {
@@ -87,7 +87,7 @@ func syncAuditCount(t *testing.T, c *postgram.Client) int {
 	t.Helper()
 	n := 0
 	for _, op := range []string{"sync.create", "sync.update", "sync.archive", "sync.restore"} {
-		es, err := c.Audit(context.Background(), postgram.AuditFilter{Operation: op, Limit: 10000})
+		es, err := adminOf(t, c).Audit(context.Background(), postgram.AuditFilter{Operation: op, Limit: 10000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func testMarkdownSync(t *testing.T, open Opener) {
 	e := newEnv(t, open)
 	// Files leave the folder below: archiving their documents needs the
 	// delete scope.
-	c := e.c.As(postgram.Principal{ClientID: "laptop", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync, postgram.ScopeDelete}})
+	c := e.admin().As(postgram.Principal{ClientID: "laptop", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync, postgram.ScopeDelete}})
 	root := t.TempDir()
 	const n = 2000
 	for i := 0; i < n; i++ {
@@ -179,7 +179,7 @@ func testMarkdownSync(t *testing.T, open Opener) {
 	if after := syncAuditCount(t, e.c); after != before {
 		t.Fatalf("no-change run wrote %d audit entries", after-before)
 	}
-	st, err := c.SyncStatus(e.ctx, "notes")
+	st, err := c.Sync().Status(e.ctx, "notes")
 	if err != nil || len(st.Files) != n || st.Files[0].SyncStatus != "synced" {
 		t.Fatalf("status: %d files, %v", len(st.Files), err)
 	}
@@ -257,7 +257,7 @@ func testSyncBadInput(t *testing.T, open Opener) {
 	good := "# Good\n"
 	gf := syncproto.UploadFile{Path: "good.md", SHA: syncproto.SHA([]byte(good)), Content: good}
 	up := func(files ...syncproto.UploadFile) error {
-		_, err := c.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "r", Files: files})
+		_, err := c.Sync().Upload(e.ctx, syncproto.UploadRequest{Repo: "r", Files: files})
 		return err
 	}
 	file := func(p, content string) syncproto.UploadFile {
@@ -278,11 +278,11 @@ func testSyncBadInput(t *testing.T, open Opener) {
 		{"bad sha", up(gf, syncproto.UploadFile{Path: "m.md", SHA: "abc", Content: "mine"}), "files[1].sha"},
 		{"duplicate", up(gf, gf), "files[1].path"},
 		{"bad repo", func() error {
-			_, err := c.SyncDiff(e.ctx, syncproto.DiffRequest{Repo: "../r", Files: nil})
+			_, err := c.Sync().Diff(e.ctx, syncproto.DiffRequest{Repo: "../r", Files: nil})
 			return err
 		}(), "repo"},
 		{"diff escape", func() error {
-			_, err := c.SyncDiff(e.ctx, syncproto.DiffRequest{Repo: "r", Files: []syncproto.FileEntry{{Path: "../x.md", SHA: gf.SHA}}})
+			_, err := c.Sync().Diff(e.ctx, syncproto.DiffRequest{Repo: "r", Files: []syncproto.FileEntry{{Path: "../x.md", SHA: gf.SHA}}})
 			return err
 		}(), "files[0].path"},
 	}
@@ -299,9 +299,9 @@ func testSyncBadInput(t *testing.T, open Opener) {
 		t.Fatalf("a rejected batch left %d documents", len(docs))
 	}
 	// A key without the sync scope may not sync.
-	ro := c.As(postgram.Principal{ClientID: "x", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}})
+	ro := adminOf(t, c).As(postgram.Principal{ClientID: "x", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeWrite}})
 	if err := func() error {
-		_, err := ro.SyncUpload(e.ctx, syncproto.UploadRequest{Repo: "r", Files: []syncproto.UploadFile{gf}})
+		_, err := ro.Sync().Upload(e.ctx, syncproto.UploadRequest{Repo: "r", Files: []syncproto.UploadFile{gf}})
 		return err
 	}(); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("upload without the sync scope: %v", err)
@@ -310,7 +310,7 @@ func testSyncBadInput(t *testing.T, open Opener) {
 	// Single-shot push: create, no-op, delete + restore.
 	push := func(files ...syncproto.UploadFile) *syncproto.PushResponse {
 		t.Helper()
-		r, err := c.SyncPush(e.ctx, syncproto.PushRequest{Repo: "p", Files: files})
+		r, err := c.Sync().Push(e.ctx, syncproto.PushRequest{Repo: "p", Files: files})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -158,7 +158,7 @@ func testTransfer(t *testing.T, open Opener) {
 	if err != nil || q.Embedding.Pending != 1 {
 		t.Fatalf("queue after import: %+v %v", q.Embedding, err)
 	}
-	if st, err := cc.EnrichPending(e.ctx); err != nil || st.Entities != 1 {
+	if st, err := adminOf(t, cc).EnrichPending(e.ctx); err != nil || st.Entities != 1 {
 		t.Fatalf("enrich after import: %+v %v", st, err)
 	}
 	// The source workspace and the third one are untouched.

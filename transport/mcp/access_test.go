@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/syncproto"
 	pmcp "github.com/postgram-go/postgram/transport/mcp"
 )
@@ -67,11 +68,11 @@ func TestAccessProbes(t *testing.T) {
 			up := func(p, c string) syncproto.UploadFile {
 				return syncproto.UploadFile{Path: p, SHA: syncproto.SHA([]byte(c)), Content: c}
 			}
-			if _, err := a.SyncUpload(ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{
+			if _, err := a.Sync().Upload(ctx, syncproto.UploadRequest{Repo: "notes", Files: []syncproto.UploadFile{
 				up("private.md", priv), up("shared.md", shared), up("gone.md", gone)}}); err != nil {
 				t.Fatal(err)
 			}
-			st, err := a.SyncStatus(ctx, "notes")
+			st, err := a.Sync().Status(ctx, "notes")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +82,7 @@ func TestAccessProbes(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.emb.Fail(errors.New("provider refused"))
-			if _, err := a.EnrichPending(ctx); err != nil {
+			if _, err := postgramtest.Admin(t, a).EnrichPending(ctx); err != nil {
 				t.Fatal(err)
 			}
 			e.emb.Recover()
@@ -146,7 +147,7 @@ func TestAccessProbes(t *testing.T) {
 			if got, err := a.Recall(ctx, uuid.MustParse(memID)); err != nil || got.Version != 1 || got.MemoryRole() != postgram.RoleDurableMemory {
 				t.Fatalf("the memory changed: %+v, %v", got, err)
 			}
-			if st, _ := a.SyncStatus(ctx, "notes"); len(st.Files) != 3 || st.Files[0].SyncStatus != "synced" {
+			if st, _ := a.Sync().Status(ctx, "notes"); len(st.Files) != 3 || st.Files[0].SyncStatus != "synced" {
 				t.Fatalf("the sync state changed: %+v", st)
 			}
 			// Reads show the key only what it can see.
@@ -179,7 +180,7 @@ func TestAccessLogKeyID(t *testing.T) {
 	t.Parallel()
 	logs := &lockedBuffer{}
 	e := newEnvOn(t, "sqlite", logs)
-	tok, k, err := e.admin.CreateKey(context.Background(), postgram.KeySpec{Name: "agent", Scopes: []postgram.Scope{postgram.ScopeRead}})
+	tok, k, err := postgramtest.Admin(t, e.admin).CreateKey(context.Background(), postgram.KeySpec{Name: "agent", Scopes: []postgram.Scope{postgram.ScopeRead}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	pmcp "github.com/postgram-go/postgram/transport/mcp"
 )
 
@@ -22,7 +23,7 @@ func TestResultBound(t *testing.T) {
 		}
 	}
 	srv := pmcp.NewServer(pmcp.Config{Client: e.admin, Version: "test", MaxResultBytes: 500_000})
-	ts := httptest.NewServer(pmcp.HTTPHandler(srv, e.admin, nil))
+	ts := httptest.NewServer(pmcp.HTTPHandler(srv, postgramtest.Admin(t, e.admin), nil))
 	t.Cleanup(ts.Close)
 	c := connect(t, ts.URL, bearer(e.rwKey(t)))
 	body := fail(t, c, "task_list", map[string]any{"limit": 3, "full_response": true}, "VALIDATION")

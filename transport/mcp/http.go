@@ -15,13 +15,13 @@ import (
 )
 
 // Authenticator verifies an API key and returns the client that acts for
-// it. *postgram.Client implements it. Unknown, malformed and revoked keys
+// it. *postgram.Admin implements it. Unknown, malformed and revoked keys
 // must return an error wrapping postgram.ErrUnauthorized.
 type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (*postgram.Client, error)
 }
 
-var _ Authenticator = (*postgram.Client)(nil)
+var _ Authenticator = (*postgram.Admin)(nil)
 
 type clientKey struct{}
 

@@ -84,7 +84,7 @@ func newEnvOn(t testing.TB, backend string, logs io.Writer) *env {
 		logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	srv := pmcp.NewServer(pmcp.Config{Client: admin, Version: "test", Logger: logger})
-	ts := httptest.NewServer(rest.RequestID(rest.AccessLog(logger)(pmcp.HTTPHandler(srv, admin, logger))))
+	ts := httptest.NewServer(rest.RequestID(rest.AccessLog(logger)(pmcp.HTTPHandler(srv, postgramtest.Admin(t, admin), logger))))
 	t.Cleanup(ts.Close)
 	return &env{admin: admin, emb: emb, srv: srv, ts: ts}
 }
@@ -99,7 +99,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // key creates an API key.
 func (e *env) key(t testing.TB, spec postgram.KeySpec) string {
 	t.Helper()
-	tok, _, err := e.admin.CreateKey(context.Background(), spec)
+	tok, _, err := postgramtest.Admin(t, e.admin).CreateKey(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("create key: %v", err)
 	}
@@ -356,7 +356,7 @@ func TestStoreSearchRecall(t *testing.T) {
 	}
 
 	// Embed, then semantic search with stringly-typed options.
-	if _, err := e.admin.EnrichPending(context.Background()); err != nil {
+	if _, err := postgramtest.Admin(t, e.admin).EnrichPending(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	res = ok(t, c, "search", map[string]any{"query": "which index do we use for embeddings", "threshold": "0.1",
@@ -626,13 +626,13 @@ func TestHTTPAuth(t *testing.T) {
 	}
 
 	// A revoked key is refused on its next request.
-	tok, k, err := e.admin.CreateKey(context.Background(), postgram.KeySpec{Name: "temp"})
+	tok, k, err := postgramtest.Admin(t, e.admin).CreateKey(context.Background(), postgram.KeySpec{Name: "temp"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc := connect(t, e.ts.URL, bearer(tok))
 	ok(t, rc, "queue", nil)
-	if err := e.admin.RevokeKey(context.Background(), k.ID); err != nil {
+	if err := postgramtest.Admin(t, e.admin).RevokeKey(context.Background(), k.ID); err != nil {
 		t.Fatal(err)
 	}
 	req := mcpgo.CallToolRequest{}
@@ -720,7 +720,7 @@ func TestHTTPOversizedBody(t *testing.T) {
 func FuzzHTTPHandler(f *testing.F) {
 	e := newEnv(f)
 	key := e.rwKey(f)
-	h := pmcp.HTTPHandler(e.srv, e.admin, nil)
+	h := pmcp.HTTPHandler(e.srv, postgramtest.Admin(f, e.admin), nil)
 	for _, s := range []string{
 		``, `{`, `null`, `[]`, `{"jsonrpc":"2.0"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,

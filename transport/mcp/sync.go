@@ -119,7 +119,7 @@ func syncPushTool(ctx context.Context, c *postgram.Client, a args) (reply, error
 	if err != nil {
 		return reply{}, err
 	}
-	res, err := c.SyncPush(ctx, syncproto.PushRequest{Repo: repo, Files: files})
+	res, err := c.Sync().Push(ctx, syncproto.PushRequest{Repo: repo, Files: files})
 	if err != nil {
 		return reply{}, err
 	}
@@ -128,7 +128,7 @@ func syncPushTool(ctx context.Context, c *postgram.Client, a args) (reply, error
 
 func syncStatusTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
 	repo, _ := a.str("repo")
-	st, err := c.SyncStatus(ctx, repo)
+	st, err := c.Sync().Status(ctx, repo)
 	if err != nil {
 		return reply{}, err
 	}

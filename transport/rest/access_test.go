@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/syncproto"
 	"github.com/postgram-go/postgram/transport/apierror"
 )
@@ -35,10 +36,10 @@ func TestAccessProbes(t *testing.T) {
 				}
 				return out
 			}
-			if _, err := a.SyncUpload(ctx, syncproto.UploadRequest{Repo: "notes", Files: upload(priv, shared, gone)}); err != nil {
+			if _, err := a.Sync().Upload(ctx, syncproto.UploadRequest{Repo: "notes", Files: upload(priv, shared, gone)}); err != nil {
 				t.Fatal(err)
 			}
-			st, err := a.SyncStatus(ctx, "notes")
+			st, err := a.Sync().Status(ctx, "notes")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +49,7 @@ func TestAccessProbes(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.emb.Fail(errors.New("provider refused"))
-			if _, err := a.EnrichPending(ctx); err != nil {
+			if _, err := postgramtest.Admin(t, a).EnrichPending(ctx); err != nil {
 				t.Fatal(err)
 			}
 			e.emb.Recover()
@@ -122,7 +123,7 @@ func TestAccessProbes(t *testing.T) {
 			if got, err := a.Recall(ctx, mem.ID); err != nil || got.Version != 1 || got.MemoryRole() != postgram.RoleDurableMemory {
 				t.Fatalf("the memory changed: %+v, %v", got, err)
 			}
-			if st, _ := a.SyncStatus(ctx, "notes"); len(st.Files) != 3 || st.Files[0].SyncStatus != "synced" || st.Files[1].SyncStatus != "synced" {
+			if st, _ := a.Sync().Status(ctx, "notes"); len(st.Files) != 3 || st.Files[0].SyncStatus != "synced" || st.Files[1].SyncStatus != "synced" {
 				t.Fatalf("the sync state changed: %+v", st)
 			}
 			if p, _ := a.List(ctx, postgram.ListOptions{Types: []postgram.EntityType{postgram.TypeDocument}, IncludeArchived: true}); p.Total != 3 {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/transport/apierror"
 )
 
@@ -52,12 +53,12 @@ func TestUnauthorized(t *testing.T) {
 	e.do("GET", "/health", "", nil).want(http.StatusOK)
 
 	// A revoked key is refused on its next request.
-	token, k, err := e.client.CreateKey(context.Background(), postgram.KeySpec{Name: "soon-revoked"})
+	token, k, err := postgramtest.Admin(t, e.client).CreateKey(context.Background(), postgram.KeySpec{Name: "soon-revoked"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.do("GET", "/api/entities", token, nil).want(http.StatusOK)
-	if err := e.client.RevokeKey(context.Background(), k.ID); err != nil {
+	if err := postgramtest.Admin(t, e.client).RevokeKey(context.Background(), k.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.do("GET", "/api/entities", token, nil).wantError(http.StatusUnauthorized, apierror.Unauthorized, "", "revoked")

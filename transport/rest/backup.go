@@ -29,7 +29,7 @@ func (s *Server) backups(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	if err := c.CheckBackup(); err != nil {
+	if err := c.Principal().CanBackup(); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -61,13 +61,13 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	if err := c.CheckBackup(); err != nil {
+	if err := c.Principal().CanBackup(); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	src, ok := c.Storage().(backup.Source)
+	src, ok := s.admin.Storage().(backup.Source)
 	if !ok {
-		s.writeError(w, r, fmt.Errorf("the %s store cannot be backed up: %w", c.Storage().Name(), postgram.ErrUnavailable))
+		s.writeError(w, r, fmt.Errorf("the %s store cannot be backed up: %w", s.admin.Storage().Name(), postgram.ErrUnavailable))
 		return
 	}
 	name := backup.ScheduledPrefix + time.Now().UTC().Format("20060102T150405Z") + backup.ScheduledExt
@@ -84,7 +84,7 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = fw.rc.Flush()
-	if err := c.RecordAudit(context.WithoutCancel(r.Context()), "backup.download", map[string]any{
+	if err := s.admin.RecordAudit(context.WithoutCancel(r.Context()), c.Principal(), "backup.download", map[string]any{
 		"entities": m.Counts[postgram.BackupEntities], "bytes": fw.n}); err != nil {
 		s.log.Warn("backup download: audit failed", "err", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/postgramtest"
 )
 
 // TestBackupDownload: GET /api/admin/backup streams a backup that reads
@@ -52,14 +53,14 @@ func TestBackupDownload(t *testing.T) {
 			if err != nil || m.Counts[postgram.BackupEntities] != 2 || m.Counts[postgram.BackupKeys] != 4 || m.Store != b {
 				t.Fatalf("manifest %+v, %v", m, err)
 			}
-			audit, err := e.client.Audit(context.Background(), postgram.AuditFilter{Operation: "backup.download"})
+			audit, err := postgramtest.Admin(t, e.client).Audit(context.Background(), postgram.AuditFilter{Operation: "backup.download"})
 			if err != nil || len(audit) != 1 {
 				t.Fatalf("audit: %+v %v", audit, err)
 			}
 
 			// Another workspace in the store: the stream is cut before
 			// its manifest.
-			other, err := postgram.New(context.Background(), postgram.Config{Store: e.client.Storage(), Workspace: "other"})
+			other, err := postgram.New(context.Background(), postgram.Config{Store: postgramtest.Admin(t, e.client).Storage(), Workspace: "other"})
 			if err != nil {
 				t.Fatal(err)
 			}

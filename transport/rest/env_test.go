@@ -95,7 +95,7 @@ func newEnvOn(t testing.TB, backend string, opts ...envOption) *env {
 // key creates an API key and returns its plaintext.
 func (e *env) key(spec postgram.KeySpec) string {
 	e.t.Helper()
-	token, _, err := e.client.CreateKey(context.Background(), spec)
+	token, _, err := postgramtest.Admin(e.t, e.client).CreateKey(context.Background(), spec)
 	if err != nil {
 		e.t.Fatalf("create key %q: %v", spec.Name, err)
 	}
@@ -223,7 +223,7 @@ func (e *env) store(token string, body map[string]any) postgram.Entity {
 // enrich embeds pending entities synchronously.
 func (e *env) enrich() {
 	e.t.Helper()
-	if _, err := e.client.EnrichPending(context.Background()); err != nil {
+	if _, err := postgramtest.Admin(e.t, e.client).EnrichPending(context.Background()); err != nil {
 		e.t.Fatalf("enrich: %v", err)
 	}
 }

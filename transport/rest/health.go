@@ -50,7 +50,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
 	defer cancel()
-	h, err := s.cfg.Client.Health(ctx)
+	h, err := s.admin.Health(ctx)
 	resp := healthResponse{
 		Status:    h.Status,
 		Version:   s.cfg.Version,

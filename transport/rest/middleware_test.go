@@ -156,7 +156,11 @@ func (a stubAuth) Authenticate(_ context.Context, token string) (*postgram.Clien
 	if token != a.token {
 		return nil, postgram.ErrUnauthorized
 	}
-	return a.client.As(a.p), nil
+	adm, err := a.client.Admin()
+	if err != nil {
+		return nil, err
+	}
+	return adm.As(a.p), nil
 }
 
 func TestCustomAuthenticator(t *testing.T) {

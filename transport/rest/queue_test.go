@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
 	"github.com/postgram-go/postgram/transport/apierror"
 	"github.com/postgram-go/postgram/transport/rest"
@@ -25,7 +26,7 @@ func TestQueue(t *testing.T) {
 	failing := e.store(e.admin, map[string]any{"type": "document", "content": "this one fails"})
 	e.store(e.admin, map[string]any{"type": "document", "content": "so does this one"})
 	e.emb.Fail(fmt.Errorf("provider exploded: %w", postgram.ErrEmbeddingFailed))
-	if _, err := e.client.EnrichPending(context.Background()); err != nil {
+	if _, err := postgramtest.Admin(t, e.client).EnrichPending(context.Background()); err != nil {
 		t.Fatalf("enrich: %v", err)
 	}
 
@@ -187,7 +188,7 @@ func TestHealthReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, _, err := e.client.CreateKey(context.Background(), postgram.KeySpec{Name: "w", Scopes: postgram.AllScopes})
+	token, _, err := postgramtest.Admin(t, e.client).CreateKey(context.Background(), postgram.KeySpec{Name: "w", Scopes: postgram.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

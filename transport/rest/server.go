@@ -36,18 +36,19 @@ import (
 const DefaultMaxBodyBytes int64 = 4 << 20
 
 // Authenticator turns a bearer token into the client view that acts for
-// its principal. *postgram.Client implements it (Client.Authenticate):
+// its principal. *postgram.Admin implements it (Admin.Authenticate):
 // unknown, malformed and revoked keys return errors wrapping
 // postgram.ErrUnauthorized.
 type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (*postgram.Client, error)
 }
 
-var _ Authenticator = (*postgram.Client)(nil)
+var _ Authenticator = (*postgram.Admin)(nil)
 
 // Config configures a Server. Zero values take the documented defaults.
 type Config struct {
-	// Client is the library client (the workspace's admin view). Required.
+	// Client is the library client: an unscoped one (New), the workspace's
+	// operator view. Required.
 	// /health uses it directly; /api routes use the view Auth returns.
 	Client *postgram.Client
 	// Logger receives internal-error and panic logs. Default: discard.
@@ -85,7 +86,9 @@ const DefaultMaxResponseBytes int64 = 32 << 20
 
 // Server is the REST API as an http.Handler.
 type Server struct {
-	cfg    Config
+	cfg Config
+	// admin is the operator view of cfg.Client (health, backups, audit).
+	admin  *postgram.Admin
 	log    *slog.Logger
 	router *mux.Router
 	// handler is router behind Recover.
@@ -116,10 +119,14 @@ func New(cfg Config) *Server {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	if cfg.Auth == nil {
-		cfg.Auth = cfg.Client
+	adm, err := cfg.Client.Admin()
+	if err != nil {
+		panic("rest: Config.Client must be an unscoped client: " + err.Error())
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, router: mux.NewRouter()}
+	if cfg.Auth == nil {
+		cfg.Auth = adm
+	}
+	s := &Server{cfg: cfg, admin: adm, log: cfg.Logger, router: mux.NewRouter()}
 	s.router.NotFoundHandler = http.HandlerFunc(s.notFound)
 	s.router.MethodNotAllowedHandler = http.HandlerFunc(s.methodNotAllowed)
 	// The authenticated group is a matcher-less subrouter whose routes

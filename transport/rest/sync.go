@@ -206,7 +206,7 @@ func (s *Server) syncDiff(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := c.SyncDiff(r.Context(), syncproto.DiffRequest{Repo: req.Repo, Files: files})
+	res, err := c.Sync().Diff(r.Context(), syncproto.DiffRequest{Repo: req.Repo, Files: files})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -232,7 +232,7 @@ func (s *Server) syncUpload(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := c.SyncUpload(r.Context(), syncproto.UploadRequest{Repo: req.Repo, Files: files})
+	res, err := c.Sync().Upload(r.Context(), syncproto.UploadRequest{Repo: req.Repo, Files: files})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -258,7 +258,7 @@ func (s *Server) syncFinalize(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := c.SyncFinalize(r.Context(), syncproto.FinalizeRequest{Repo: req.Repo, Files: files})
+	res, err := c.Sync().Finalize(r.Context(), syncproto.FinalizeRequest{Repo: req.Repo, Files: files})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -284,7 +284,7 @@ func (s *Server) syncPush(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := c.SyncPush(r.Context(), syncproto.PushRequest{Repo: req.Repo, Files: files})
+	res, err := c.Sync().Push(r.Context(), syncproto.PushRequest{Repo: req.Repo, Files: files})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -301,7 +301,7 @@ func (s *Server) syncStatus(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := c.SyncStatus(r.Context(), mux.Vars(r)["repo"])
+	res, err := c.Sync().Status(r.Context(), mux.Vars(r)["repo"])
 	if err != nil {
 		s.writeError(w, r, err)
 		return
