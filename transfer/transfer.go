@@ -157,11 +157,12 @@ type ExportOptions struct {
 	Now func() time.Time
 }
 
-// Export writes workspace ws of st to w. It reads one consistent snapshot
+// Export writes the Admin's workspace to w. It reads one consistent snapshot
 // page by page and writes line by line, so memory does not grow with the
 // workspace. The caller's w should be buffered only if it wants; Export
 // buffers itself and flushes before returning.
-func Export(ctx context.Context, st postgram.Storage, ws string, w io.Writer, opts ExportOptions) (Counts, error) {
+func Export(ctx context.Context, adm *postgram.Admin, w io.Writer, opts ExportOptions) (Counts, error) {
+	st, ws := adm.Storage(), adm.Workspace()
 	var n Counts
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -345,9 +346,10 @@ func lineErr(line int, format string, args ...any) error {
 	return &LineError{Line: line, Err: fmt.Errorf("%w: "+format, append([]any{postgram.ErrInvalidArgument}, args...)...)}
 }
 
-// Import reads an export from r into workspace ws of st (see the package
-// documentation for the rules).
-func Import(ctx context.Context, st postgram.Storage, ws string, r io.Reader, opts ImportOptions) (ImportStats, error) {
+// Import reads an export from r into the Admin's workspace (see the
+// package documentation for the rules).
+func Import(ctx context.Context, adm *postgram.Admin, r io.Reader, opts ImportOptions) (ImportStats, error) {
+	st, ws := adm.Storage(), adm.Workspace()
 	if opts.BatchEntities <= 0 {
 		opts.BatchEntities = 100
 	}
@@ -387,8 +389,10 @@ func Import(ctx context.Context, st postgram.Storage, ws string, r io.Reader, op
 
 // Check reads a whole export and reports what is wrong with it, without
 // writing anything: syntax, format version, completeness, the embedding
-// model against st's and, unless SkipExisting, ids that exist in ws.
-func Check(ctx context.Context, st postgram.Storage, ws string, r io.Reader, opts ImportOptions) (ImportStats, error) {
+// model against the store's and, unless SkipExisting, ids that exist in
+// the Admin's workspace.
+func Check(ctx context.Context, adm *postgram.Admin, r io.Reader, opts ImportOptions) (ImportStats, error) {
+	st, ws := adm.Storage(), adm.Workspace()
 	return run(ctx, st, ws, r, opts, true)
 }
 

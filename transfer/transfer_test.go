@@ -172,7 +172,7 @@ var metadataAsValue = cmp.Transformer("json", func(m json.RawMessage) any {
 func export(t *testing.T, st postgram.Storage, opts transfer.ExportOptions) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := transfer.Export(context.Background(), st, "default", &buf, opts); err != nil {
+	if _, err := transfer.Export(context.Background(), adminFor(t, st), &buf, opts); err != nil {
 		t.Fatalf("export from %s: %v", st.Name(), err)
 	}
 	return buf.Bytes()
@@ -180,7 +180,7 @@ func export(t *testing.T, st postgram.Storage, opts transfer.ExportOptions) []by
 
 func importInto(t *testing.T, st postgram.Storage, data []byte, opts transfer.ImportOptions) transfer.ImportStats {
 	t.Helper()
-	s, err := transfer.Import(context.Background(), st, "default", bytes.NewReader(data), opts)
+	s, err := transfer.Import(context.Background(), adminFor(t, st), bytes.NewReader(data), opts)
 	if err != nil {
 		t.Fatalf("import into %s: %v", st.Name(), err)
 	}
@@ -291,7 +291,7 @@ func TestImportRules(t *testing.T) {
 	}
 
 	// Importing again fails on the first existing id, naming it and the line.
-	_, err := transfer.Import(ctx, dst, "default", bytes.NewReader(bare), transfer.ImportOptions{})
+	_, err := transfer.Import(ctx, adminFor(t, dst), bytes.NewReader(bare), transfer.ImportOptions{})
 	var le *transfer.LineError
 	if !errors.Is(err, postgram.ErrConflict) || !errors.As(err, &le) || le.Line != 2 || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("re-import: %v", err)
@@ -310,7 +310,7 @@ func TestImportRules(t *testing.T) {
 	if _, err := other.EnsureModel(ctx, postgram.ModelInfo{Provider: "openai", Name: "text-embedding-3-small", Dimensions: 1536}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = transfer.Import(ctx, other, "default", bytes.NewReader(full), transfer.ImportOptions{})
+	_, err = transfer.Import(ctx, adminFor(t, other), bytes.NewReader(full), transfer.ImportOptions{})
 	if !errors.Is(err, postgram.ErrModelMismatch) || !strings.Contains(err.Error(), "--no-embeddings") {
 		t.Fatalf("model mismatch: %v", err)
 	}
@@ -358,21 +358,21 @@ func TestBadInput(t *testing.T) {
 			// Through a rewindable reader (checked first) and a pipe-like
 			// one (no pre-check: what came before the error may be written).
 			for _, r := range []io.Reader{strings.NewReader(tc.data), io.MultiReader(strings.NewReader(tc.data))} {
-				_, err := transfer.Import(ctx, dst, "default", r, transfer.ImportOptions{})
+				_, err := transfer.Import(ctx, adminFor(t, dst), r, transfer.ImportOptions{})
 				var le *transfer.LineError
 				if !errors.As(err, &le) || !errors.Is(err, postgram.ErrInvalidArgument) || !strings.Contains(err.Error(), tc.words) ||
 					(tc.line > 0 && le.Line != tc.line) {
 					t.Fatalf("want a line %d error about %q, got %v", tc.line, tc.words, err)
 				}
 			}
-			if _, err := transfer.Check(ctx, dst, "default", strings.NewReader(tc.data), transfer.ImportOptions{}); err == nil {
+			if _, err := transfer.Check(ctx, adminFor(t, dst), strings.NewReader(tc.data), transfer.ImportOptions{}); err == nil {
 				t.Fatal("Check accepted it")
 			}
 		})
 	}
 	// A truncated file read from a rewindable input writes nothing.
 	dst := openSQLite(t)
-	if _, err := transfer.Import(ctx, dst, "default", strings.NewReader(strings.Join(lines[:n-2], "")), transfer.ImportOptions{}); err == nil {
+	if _, err := transfer.Import(ctx, adminFor(t, dst), strings.NewReader(strings.Join(lines[:n-2], "")), transfer.ImportOptions{}); err == nil {
 		t.Fatal("truncated import succeeded")
 	}
 	if got := read(t, dst, "default"); len(got.Entities) != 0 {
@@ -410,11 +410,11 @@ func TestAuditFailureFails(t *testing.T) {
 			src := backend.open(t)
 			populate(t, src)
 			var buf bytes.Buffer
-			if _, err := transfer.Export(ctx, &auditFails{Storage: src}, "default", &buf, transfer.ExportOptions{}); err == nil ||
+			if _, err := transfer.Export(ctx, adminFor(t, &auditFails{Storage: src}), &buf, transfer.ExportOptions{}); err == nil ||
 				!strings.Contains(err.Error(), "audit") {
 				t.Fatalf("export without audit: %v", err)
 			}
-			if _, err := transfer.Check(ctx, backend.open(t), "default", bytes.NewReader(buf.Bytes()), transfer.ImportOptions{}); err == nil {
+			if _, err := transfer.Check(ctx, adminFor(t, backend.open(t)), bytes.NewReader(buf.Bytes()), transfer.ImportOptions{}); err == nil {
 				t.Fatal("the file of an unaudited export imports")
 			}
 			data := export(t, src, transfer.ExportOptions{})
@@ -427,7 +427,7 @@ func TestAuditFailureFails(t *testing.T) {
 				{"pipe", func() io.Reader { return io.MultiReader(bytes.NewReader(data)) }},
 			} {
 				dst := backend.open(t)
-				if _, err := transfer.Import(ctx, &auditFails{Storage: dst}, "default", in.r(), transfer.ImportOptions{}); err == nil ||
+				if _, err := transfer.Import(ctx, adminFor(t, &auditFails{Storage: dst}), in.r(), transfer.ImportOptions{}); err == nil ||
 					!strings.Contains(err.Error(), "audit") {
 					t.Fatalf("%s: import without audit: %v", in.name, err)
 				}
@@ -435,11 +435,21 @@ func TestAuditFailureFails(t *testing.T) {
 					t.Fatalf("%s: an unaudited import wrote %d entities", in.name, n)
 				}
 				// The start is recorded, the end is not: the import fails.
-				if st, err := transfer.Import(ctx, &auditFails{Storage: dst, ok: 1}, "default", in.r(), transfer.ImportOptions{}); err == nil ||
+				if st, err := transfer.Import(ctx, adminFor(t, &auditFails{Storage: dst, ok: 1}), in.r(), transfer.ImportOptions{}); err == nil ||
 					!strings.Contains(err.Error(), "audit") || st.Entities == 0 {
 					t.Fatalf("%s: import whose end is not audited: %+v, %v", in.name, st, err)
 				}
 			}
 		})
 	}
+}
+
+// adminFor is the operator API of st's default workspace.
+func adminFor(t testing.TB, st postgram.Storage) *postgram.Admin {
+	t.Helper()
+	c, err := postgram.New(context.Background(), postgram.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return postgramtest.Admin(t, c)
 }

@@ -58,7 +58,7 @@ drawn on standard error when it is a terminal (not with --quiet).`,
 				w = f
 			}
 			bar := newProgressBar(a.stderr, quiet, "export", int64(st.Entities+st.Edges), "rows")
-			n, err := transfer.Export(ctx, a.store, ws, w, transfer.ExportOptions{NoEmbeddings: noEmb,
+			n, err := transfer.Export(ctx, a.admin, w, transfer.ExportOptions{NoEmbeddings: noEmb,
 				Progress: func(done int) { bar.set(int64(done)) }})
 			bar.finish()
 			if err != nil {
@@ -145,7 +145,7 @@ imports nothing; errors name the line.`,
 			ws := a.env.Workspace
 			bar := newProgressBar(a.stderr, quiet, "import", size, "bytes")
 			opts.Progress = bar.set
-			st, err := transfer.Import(ctx, a.store, ws, r, opts)
+			st, err := transfer.Import(ctx, a.admin, r, opts)
 			bar.finish()
 			if err != nil {
 				return err

@@ -190,10 +190,10 @@ func TestParity(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if _, err := transfer.Export(ctx, lite, "default", &buf, transfer.ExportOptions{NoEmbeddings: true}); err != nil {
+	if _, err := transfer.Export(ctx, adminFor(t, lite), &buf, transfer.ExportOptions{NoEmbeddings: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := transfer.Import(ctx, pgs, "default", &buf, transfer.ImportOptions{}); err != nil {
+	if _, err := transfer.Import(ctx, adminFor(t, pgs), &buf, transfer.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pc, err := postgram.New(ctx, postgram.Config{Store: pgs, Embedder: emb})
@@ -314,4 +314,14 @@ func deref(p *float64) any {
 		return "default"
 	}
 	return *p
+}
+
+// adminFor is the operator API of st's default workspace.
+func adminFor(t testing.TB, st postgram.Storage) *postgram.Admin {
+	t.Helper()
+	c, err := postgram.New(context.Background(), postgram.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return postgramtest.Admin(t, c)
 }
