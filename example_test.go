@@ -5,23 +5,27 @@ import (
 	"fmt"
 	"log"
 	"os"
-
-	"github.com/jackc/pgx/v5"
+	"path/filepath"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/postgramtest"
-	"github.com/postgram-go/postgram/storage/postgres"
+	"github.com/postgram-go/postgram/providers/hashing"
+	"github.com/postgram-go/postgram/storage/sqlite"
 )
 
 // Example stores a memory, finds it by keyword at once, embeds it and finds
-// it again with hybrid search. It runs against the test cluster
-// (scripts/test.sh sets POSTGRAM_TEST_DATABASE_URL); in your program, use
-// your DATABASE_URL and a real embedder such as providers/openai.
+// it again with hybrid search. It runs on the embedded SQLite store in a
+// temporary directory with the offline hashing embedder: in your program,
+// keep the file (or use storage/postgres) and pick a real embedder such as
+// providers/openai.
 func Example() {
 	ctx := context.Background()
-	dsn := exampleDatabase(ctx)
+	dir, err := os.MkdirTemp("", "postgram-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
 
-	store, err := postgres.Open(ctx, postgres.Config{URL: dsn})
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "postgram.db")})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -32,7 +36,7 @@ func Example() {
 
 	client, err := postgram.New(ctx, postgram.Config{
 		Store:    store,
-		Embedder: postgramtest.NewEmbedder(256), // e.g. openai.New(openai.Config{APIKey: key})
+		Embedder: hashing.New(256), // e.g. openai.New(openai.Config{APIKey: key})
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -72,22 +76,4 @@ func Example() {
 	// Output:
 	// 1 true pending
 	// true 1 1
-}
-
-// exampleDatabase makes an empty schema in the test cluster and returns a
-// DSN that uses it.
-func exampleDatabase(ctx context.Context) string {
-	base := os.Getenv("POSTGRAM_TEST_DATABASE_URL")
-	if base == "" {
-		log.Fatal("POSTGRAM_TEST_DATABASE_URL is not set: run scripts/test.sh")
-	}
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS example_quickstart CASCADE; CREATE SCHEMA example_quickstart"); err != nil {
-		log.Fatal(err)
-	}
-	return base + "&search_path=example_quickstart,public"
 }
