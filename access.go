@@ -26,7 +26,7 @@ var AllScopes = []Scope{ScopeRead, ScopeWrite, ScopeDelete, ScopeSync, ScopeBack
 func (s Scope) Valid() bool { return slices.Contains(AllScopes, s) }
 
 // Principal is who is calling: an API key's identity and limits. The
-// library enforces it on every call made through Client.As, so REST, MCP
+// library enforces it on every call made through a client from Admin.As, so REST, MCP
 // and the CLI cannot disagree about access.
 type Principal struct {
 	KeyID    string

@@ -1,16 +1,3 @@
-// Package postgram is a knowledge and memory store for people and AI agents:
-// typed entities with tags, visibility, status, metadata and optimistic
-// versions; hybrid keyword + vector search fused with reciprocal-rank
-// fusion; asynchronous embedding; a knowledge graph.
-//
-// A Client is bound to one workspace of a Storage backend
-// (storage/postgres, storage/sqlite) and optionally an Embedder
-// (providers/openai, providers/ollama). The package imports no backend,
-// provider or transport and reads no environment: the caller chooses.
-//
-// All policy lives here: validation, access control, chunking, ranking and
-// fusion, retries. Backends only persist and retrieve candidates; the REST,
-// MCP and CLI adapters only translate.
 package postgram
 
 import (

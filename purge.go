@@ -9,7 +9,7 @@ import (
 )
 
 // PurgeStorage is implemented by stores that can hard-delete entities
-// (Client.Purge, pgm-admin purge).
+// (Admin.Purge, pgm-admin purge).
 type PurgeStorage interface {
 	// PurgeEntities deletes, in one transaction, the workspace's entities
 	// among ids with everything that holds or derives from their content:

@@ -36,7 +36,7 @@ func parseIngestFlags(args []string, stderr io.Writer) (ingestOptions, int) {
 	fs := newFlagSet("ingest", `Measures write throughput in the schema `+ingestSchema+` (dropped and recreated
 on every run): Client.Store from N goroutines (entities/s and per-call
 latency), then enrichment with a zero-latency stub embedder, once through
-Client.EnrichPending and once through the background worker (Start/Stop,
+Admin.EnrichPending and once through the background worker (Start/Stop,
 Worker.Concurrency 2) on a second, identical load.`, stderr)
 	fs.StringVar(&o.databaseURL, "database-url", defaultDatabaseURL(), "PostgreSQL URL (default $DATABASE_URL, else the loopback test cluster)")
 	fs.IntVar(&o.entities, "entities", 5000, "entities to store")
