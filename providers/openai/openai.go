@@ -15,10 +15,14 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	oa "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/providers/internal/httpjson"
@@ -68,7 +72,7 @@ type Config struct {
 // Embedder embeds texts with an OpenAI-compatible embeddings endpoint. It is
 // safe for concurrent use.
 type Embedder struct {
-	endpoint string
+	api      oa.EmbeddingService
 	model    string
 	dims     int
 	sendDims bool
@@ -121,15 +125,8 @@ func New(cfg Config) (*Embedder, error) {
 		return nil, invalid("user_agent", "must not contain control characters or newlines")
 	}
 
-	header := http.Header{}
-	if cfg.APIKey != "" {
-		header.Set("Authorization", "Bearer "+cfg.APIKey)
-	}
-	if cfg.UserAgent != "" {
-		header.Set("User-Agent", cfg.UserAgent)
-	}
 	return &Embedder{
-		endpoint: base + "/embeddings",
+		api:      oa.NewEmbeddingService(sdkOptions(base, cfg.APIKey, cfg.UserAgent, cfg.HTTPClient, maxResponseBody)...),
 		model:    cfg.Model,
 		dims:     cfg.Dimensions,
 		sendDims: sendDims,
@@ -139,7 +136,6 @@ func New(cfg Config) (*Embedder, error) {
 			HTTPClient: cfg.HTTPClient,
 			Timeout:    cfg.Timeout,
 			MaxBody:    maxResponseBody,
-			Header:     header,
 			Secret:     cfg.APIKey,
 		},
 	}, nil
@@ -161,14 +157,6 @@ func (e *Embedder) EmbedBatch(ctx context.Context, texts []string) ([][]float32,
 	return httpjson.Batched(ctx, texts, e.maxBatch, e.embed)
 }
 
-// request is the body of POST /embeddings.
-type request struct {
-	Model          string   `json:"model"`
-	Input          []string `json:"input"`
-	EncodingFormat string   `json:"encoding_format"`
-	Dimensions     int      `json:"dimensions,omitempty"`
-}
-
 // response is the body of a successful POST /embeddings.
 type response struct {
 	Object string `json:"object"`
@@ -184,12 +172,21 @@ type response struct {
 
 // embed sends one request for at most maxBatch texts.
 func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, error) {
-	req := request{Model: e.model, Input: texts, EncodingFormat: "float"}
+	params := oa.EmbeddingNewParams{
+		Model:          e.model,
+		Input:          oa.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
+		EncodingFormat: oa.EmbeddingNewParamsEncodingFormatFloat,
+	}
 	if e.sendDims {
-		req.Dimensions = e.dims
+		params.Dimensions = oa.Int(int64(e.dims))
 	}
 	var resp response
-	if err := e.client.PostJSON(ctx, e.endpoint, req, &resp); err != nil {
+	send := func(ctx context.Context) ([]byte, error) {
+		var raw []byte
+		_, err := e.api.New(ctx, params, option.WithResponseBodyInto(&raw))
+		return raw, sdkError(err)
+	}
+	if err := e.client.Call(ctx, send, &resp); err != nil {
 		return nil, err
 	}
 	if msg := httpjson.ErrorText(resp.Error); msg != "" {
@@ -211,6 +208,40 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 		vecs[d.Index] = d.Embedding
 	}
 	return vecs, nil
+}
+
+// sdkOptions configures an openai-go service explicitly: base URL, key,
+// HTTP client, no SDK retries (postgram's queues retry) and a bounded
+// response body. The services are built without openai.NewClient, so the
+// SDK never reads OPENAI_API_KEY, OPENAI_BASE_URL or any other variable.
+func sdkOptions(base, apiKey, userAgent string, hc *http.Client, maxBody int64) []option.RequestOption {
+	opts := []option.RequestOption{
+		option.WithBaseURL(base + "/"),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			resp, err := next(req)
+			httpjson.LimitBody(resp, maxBody)
+			return resp, err
+		}),
+	}
+	if apiKey != "" {
+		opts = append(opts, option.WithAPIKey(apiKey))
+	}
+	if userAgent != "" {
+		opts = append(opts, option.WithHeader("User-Agent", userAgent))
+	}
+	return opts
+}
+
+// sdkError turns the SDK's error for a non-2xx answer into the form
+// httpjson classifies; other errors pass unchanged.
+func sdkError(err error) error {
+	var apiErr *oa.Error
+	if errors.As(err, &apiErr) && apiErr.Response != nil {
+		return httpjson.FromResponse(apiErr.Response)
+	}
+	return err
 }
 
 // acceptsDimensions reports whether the model takes the "dimensions"
