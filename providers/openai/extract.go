@@ -8,6 +8,10 @@ import (
 	"strings"
 	"time"
 
+	oa "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/providers/internal/httpjson"
 )
@@ -53,7 +57,8 @@ type ChatConfig struct {
 // JSON-schema structured output (response_format json_schema, strict). It
 // is safe for concurrent use.
 type Chat struct {
-	endpoint   string
+	api        oa.ChatCompletionService
+	base       string // the API root; requests go to base + "/chat/completions"
 	model      string
 	provider   string
 	compatible bool
@@ -107,21 +112,16 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 	default:
 		return nil, invalid("reasoning_effort", "%q is not one of minimal, low, medium, high", cfg.ReasoningEffort)
 	}
-	header := http.Header{}
-	if cfg.APIKey != "" {
-		header.Set("Authorization", "Bearer "+cfg.APIKey)
-	}
-	if cfg.UserAgent != "" {
-		header.Set("User-Agent", cfg.UserAgent)
-	}
+	const maxBody = 16 << 20
 	return &Chat{
-		endpoint:   base + "/chat/completions",
+		base:       base,
+		api:        oa.NewChatCompletionService(sdkOptions(base, cfg.APIKey, cfg.UserAgent, cfg.HTTPClient, maxBody)...),
 		model:      cfg.Model,
 		provider:   cfg.Provider,
 		compatible: compatible,
 		effort:     cfg.ReasoningEffort,
 		client: &httpjson.Client{Prefix: cfg.Provider + " chat", HTTPClient: cfg.HTTPClient, Timeout: cfg.Timeout,
-			MaxBody: 16 << 20, Header: header, Secret: cfg.APIKey, Failure: postgram.ErrLLMFailed},
+			MaxBody: maxBody, Secret: cfg.APIKey, Failure: postgram.ErrLLMFailed},
 	}, nil
 }
 
@@ -136,32 +136,6 @@ func NewExtractor(cfg ChatConfig) (*postgram.LLMExtractor, error) {
 
 // Info implements postgram.LLM.
 func (c *Chat) Info() postgram.LLMInfo { return postgram.LLMInfo{Provider: c.provider, Model: c.model} }
-
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type chatRequest struct {
-	Model               string         `json:"model"`
-	Messages            []chatMessage  `json:"messages"`
-	ResponseFormat      responseFormat `json:"response_format"`
-	Temperature         *float64       `json:"temperature,omitempty"`
-	MaxTokens           int            `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
-	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
-}
-
-type responseFormat struct {
-	Type       string      `json:"type"`
-	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
-}
-
-type jsonSchema struct {
-	Name   string         `json:"name"`
-	Strict bool           `json:"strict"`
-	Schema map[string]any `json:"schema"`
-}
 
 type chatResponse struct {
 	Choices []struct {
@@ -182,32 +156,40 @@ func (c *Chat) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.
 	if name == "" {
 		name = "answer" // json_schema.name is required
 	}
-	format := responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: name, Strict: true, Schema: req.Schema}}
-	if req.Schema == nil {
-		format = responseFormat{Type: "json_object"} // strict mode rejects a null schema
-	}
-	body := chatRequest{
+	params := oa.ChatCompletionNewParams{
 		Model: c.model,
-		Messages: []chatMessage{
-			{Role: "system", Content: req.System},
-			{Role: "user", Content: req.Prompt},
+		Messages: []oa.ChatCompletionMessageParamUnion{
+			oa.SystemMessage(req.System),
+			oa.UserMessage(req.Prompt),
 		},
-		ResponseFormat:  format,
-		ReasoningEffort: c.effort,
 	}
-	if c.effort == "" && !isReasoningModel(c.model) {
-		zero := 0.0
-		body.Temperature = &zero
+	if req.Schema != nil {
+		params.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: name, Strict: oa.Bool(true), Schema: req.Schema},
+		}
+	} else {
+		// strict mode rejects a null schema
+		params.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
+	}
+	if c.effort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(c.effort)
+	} else if !isReasoningModel(c.model) {
+		params.Temperature = oa.Float(0)
 	}
 	if req.MaxTokens > 0 {
 		if c.compatible {
-			body.MaxTokens = req.MaxTokens
+			params.MaxTokens = oa.Int(int64(req.MaxTokens))
 		} else {
-			body.MaxCompletionTokens = req.MaxTokens
+			params.MaxCompletionTokens = oa.Int(int64(req.MaxTokens))
 		}
 	}
+	send := func(ctx context.Context) ([]byte, error) {
+		var raw []byte
+		_, err := c.api.New(ctx, params, option.WithResponseBodyInto(&raw))
+		return raw, sdkError(err)
+	}
 	var resp chatResponse
-	if err := c.client.PostJSON(ctx, c.endpoint, body, &resp); err != nil {
+	if err := c.client.Call(ctx, send, &resp); err != nil {
 		return nil, err
 	}
 	if msg := httpjson.ErrorText(resp.Error); msg != "" {

@@ -300,9 +300,9 @@ func TestChatConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.endpoint != DefaultBaseURL+"/chat/completions" || c.Info() != (postgram.LLMInfo{Provider: "openai", Model: DefaultChatModel}) ||
+	if c.base != DefaultBaseURL || c.Info() != (postgram.LLMInfo{Provider: "openai", Model: DefaultChatModel}) ||
 		c.client.Timeout != DefaultChatTimeout || c.compatible {
-		t.Errorf("defaults: endpoint %q, info %+v, timeout %s, compatible %v", c.endpoint, c.Info(), c.client.Timeout, c.compatible)
+		t.Errorf("defaults: base %q, info %+v, timeout %s, compatible %v", c.base, c.Info(), c.client.Timeout, c.compatible)
 	}
 	if c, err := NewChat(ChatConfig{BaseURL: "http://127.0.0.1:8000/v1", Provider: "openai-compatible"}); err != nil || !c.compatible {
 		t.Errorf("a keyless compatible server: %v, compatible %v", err, c != nil && c.compatible)
