@@ -13,10 +13,14 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/providers/internal/httpjson"
@@ -28,7 +32,8 @@ const (
 	DefaultModel     = "claude-haiku-4-5-20251001"
 	DefaultTimeout   = 120 * time.Second
 	DefaultMaxTokens = 4096
-	// APIVersion is sent as the anthropic-version header.
+	// APIVersion is sent as the anthropic-version header (pinned, rather
+	// than the SDK's default, so the wire format the tests pin stays put).
 	APIVersion = "2023-06-01"
 )
 
@@ -51,9 +56,10 @@ type Config struct {
 
 // Client is a postgram.LLM. It is safe for concurrent use.
 type Client struct {
-	endpoint string
-	model    string
-	client   *httpjson.Client
+	api    sdk.MessageService
+	base   string // the API root without /v1
+	model  string
+	client *httpjson.Client
 }
 
 // New validates cfg and returns a Client. It makes no network call.
@@ -86,17 +92,37 @@ func New(cfg Config) (*Client, error) {
 	case httpjson.HasControl(cfg.UserAgent):
 		return nil, invalid("user_agent", "must not contain control characters or newlines")
 	}
-	header := http.Header{}
-	header.Set("x-api-key", cfg.APIKey)
-	header.Set("anthropic-version", APIVersion)
+	const maxBody = 16 << 20
+	opts := []option.RequestOption{
+		option.WithBaseURL(strings.TrimSuffix(base, "/v1") + "/"),
+		// The key goes in x-api-key, the Messages API's documented header
+		// (this SDK's WithAPIKey sends it as a bearer token).
+		option.WithHeader("X-Api-Key", cfg.APIKey),
+		option.WithHTTPClient(cfg.HTTPClient),
+		option.WithMaxRetries(0), // postgram's queues retry
+		// An explicit per-request timeout; without it the SDK derives one
+		// from max_tokens and refuses large non-streaming requests. The
+		// per-call timeout below is what bounds a call.
+		option.WithRequestTimeout(cfg.Timeout),
+		option.WithHeader("anthropic-version", APIVersion),
+		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			resp, err := next(req)
+			httpjson.LimitBody(resp, maxBody)
+			return resp, err
+		}),
+	}
 	if cfg.UserAgent != "" {
-		header.Set("User-Agent", cfg.UserAgent)
+		opts = append(opts, option.WithHeader("User-Agent", cfg.UserAgent))
 	}
 	return &Client{
-		endpoint: strings.TrimSuffix(base, "/v1") + "/v1/messages",
-		model:    cfg.Model,
+		// The service is built from explicit options only (not with
+		// anthropic.NewClient), so the SDK reads no ANTHROPIC_* variable,
+		// profile or config file.
+		api:   sdk.NewMessageService(opts...),
+		base:  strings.TrimSuffix(base, "/v1"),
+		model: cfg.Model,
 		client: &httpjson.Client{Prefix: "anthropic messages", HTTPClient: cfg.HTTPClient, Timeout: cfg.Timeout,
-			MaxBody: 16 << 20, Header: header, Secret: cfg.APIKey, Failure: postgram.ErrLLMFailed},
+			MaxBody: maxBody, Secret: cfg.APIKey, Failure: postgram.ErrLLMFailed},
 	}, nil
 }
 
@@ -112,32 +138,6 @@ func NewExtractor(cfg Config) (*postgram.LLMExtractor, error) {
 // Info implements postgram.LLM.
 func (c *Client) Info() postgram.LLMInfo {
 	return postgram.LLMInfo{Provider: "anthropic", Model: c.model}
-}
-
-type message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type tool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	InputSchema map[string]any `json:"input_schema"`
-}
-
-type toolChoice struct {
-	Type string `json:"type"`
-	Name string `json:"name"`
-}
-
-type request struct {
-	Model       string     `json:"model"`
-	MaxTokens   int        `json:"max_tokens"`
-	System      string     `json:"system,omitempty"`
-	Messages    []message  `json:"messages"`
-	Tools       []tool     `json:"tools"`
-	ToolChoice  toolChoice `json:"tool_choice"`
-	Temperature float64    `json:"temperature"`
 }
 
 type response struct {
@@ -162,16 +162,29 @@ func (c *Client) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (jso
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	body := request{
-		Model:      c.model,
-		MaxTokens:  maxTokens,
-		System:     req.System,
-		Messages:   []message{{Role: "user", Content: req.Prompt}},
-		Tools:      []tool{{Name: name, Description: "Record the answer.", InputSchema: req.Schema}},
-		ToolChoice: toolChoice{Type: "tool", Name: name},
+	params := sdk.MessageNewParams{
+		Model:      sdk.Model(c.model),
+		MaxTokens:  int64(maxTokens),
+		Messages:   []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock(req.Prompt))},
+		Tools:      []sdk.ToolUnionParam{tool(name, req.Schema)},
+		ToolChoice: sdk.ToolChoiceParamOfTool(name),
+	}
+	if req.System != "" {
+		params.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
 	var resp response
-	if err := c.client.PostJSON(ctx, c.endpoint, body, &resp); err != nil {
+	send := func(ctx context.Context) ([]byte, error) {
+		var raw []byte
+		// The Messages API takes a temperature this SDK version's
+		// params do not model; 0 keeps extraction deterministic.
+		_, err := c.api.New(ctx, params, option.WithJSONSet("temperature", 0), option.WithResponseBodyInto(&raw))
+		var apiErr *sdk.Error
+		if errors.As(err, &apiErr) && apiErr.Response != nil {
+			return nil, httpjson.FromResponse(apiErr.Response)
+		}
+		return raw, err
+	}
+	if err := c.client.Call(ctx, send, &resp); err != nil {
 		return nil, err
 	}
 	if msg := httpjson.ErrorText(resp.Error); msg != "" {
@@ -208,6 +221,33 @@ func (c *Client) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (jso
 		return nil, c.client.Errorf(postgram.ErrLLMFailed, "the model answered in text instead of calling the %s tool: %q", name, httpjson.Excerpt(text.String()))
 	}
 	return nil, c.client.Errorf(postgram.ErrLLMFailed, "the answer has no %s tool call (stop_reason %q)", name, resp.StopReason)
+}
+
+// tool offers the answer's JSON Schema as the only tool.
+func tool(name string, schema map[string]any) sdk.ToolUnionParam {
+	in := sdk.ToolInputSchemaParam{Properties: schema["properties"]}
+	switch req := schema["required"].(type) {
+	case []string:
+		in.Required = req
+	case []any:
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				in.Required = append(in.Required, s)
+			}
+		}
+	}
+	for k, v := range schema {
+		if k == "type" || k == "properties" || k == "required" {
+			continue
+		}
+		if in.ExtraFields == nil {
+			in.ExtraFields = map[string]any{}
+		}
+		in.ExtraFields[k] = v
+	}
+	t := sdk.ToolUnionParamOfTool(in, name)
+	t.OfTool.Description = sdk.String("Record the answer.")
+	return t
 }
 
 // unstringify repairs a known quirk of Claude's tool calls: a property the

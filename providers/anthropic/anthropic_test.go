@@ -163,7 +163,7 @@ func checkRequest(t *testing.T, r captured) {
 	if b["model"] != DefaultModel || b["max_tokens"] != float64(4096) || b["temperature"] != float64(0) {
 		t.Errorf("model, max_tokens, temperature = %v, %v, %v", b["model"], b["max_tokens"], b["temperature"])
 	}
-	if s, _ := b["system"].(string); !strings.Contains(s, "knowledge graph") {
+	if s := blockText(b["system"]); !strings.Contains(s, "knowledge graph") {
 		t.Errorf("system = %q, want the extraction instruction", s)
 	}
 	msgs, _ := b["messages"].([]any)
@@ -171,7 +171,7 @@ func checkRequest(t *testing.T, r captured) {
 		t.Fatalf("messages = %v, want one user message", msgs)
 	}
 	m, _ := msgs[0].(map[string]any)
-	if c, _ := m["content"].(string); m["role"] != "user" || !strings.Contains(c, "Alice Chen (person)") || !strings.Contains(c, "kicked off Project Atlas") {
+	if c := blockText(m["content"]); m["role"] != "user" || !strings.Contains(c, "Alice Chen (person)") || !strings.Contains(c, "kicked off Project Atlas") {
 		t.Errorf("messages[0] = %v", m)
 	}
 	if d := cmp.Diff(map[string]any{"type": "tool", "name": "graph_extraction"}, b["tool_choice"]); d != "" {
@@ -190,6 +190,20 @@ func checkRequest(t *testing.T, r captured) {
 	if d := cmp.Diff([]any{"entities", "relations"}, schema["required"]); d != "" {
 		t.Errorf("input_schema.required (-want +got):\n%s", d)
 	}
+}
+
+// blockText joins the text of a list of content blocks, the form
+// anthropic-sdk-go sends system prompts and message contents in.
+func blockText(v any) string {
+	blocks, _ := v.([]any)
+	var sb strings.Builder
+	for _, b := range blocks {
+		m, _ := b.(map[string]any)
+		if t, _ := m["text"].(string); m["type"] == "text" {
+			sb.WriteString(t)
+		}
+	}
+	return sb.String()
 }
 
 func TestGenerateJSONRequest(t *testing.T) {
@@ -339,8 +353,8 @@ func TestConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.endpoint != DefaultBaseURL+"/v1/messages" || c.Info() != (postgram.LLMInfo{Provider: "anthropic", Model: DefaultModel}) || c.client.Timeout != DefaultTimeout {
-		t.Errorf("defaults: endpoint %q, info %+v, timeout %s", c.endpoint, c.Info(), c.client.Timeout)
+	if c.base != DefaultBaseURL || c.Info() != (postgram.LLMInfo{Provider: "anthropic", Model: DefaultModel}) || c.client.Timeout != DefaultTimeout {
+		t.Errorf("defaults: base %q, info %+v, timeout %s", c.base, c.Info(), c.client.Timeout)
 	}
 	tests := []struct {
 		cfg   Config
