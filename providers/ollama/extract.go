@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ollama/ollama/api"
+
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/providers/internal/httpjson"
 )
@@ -45,11 +47,12 @@ type ChatConfig struct {
 // Chat is a postgram.LLM backed by Ollama's /api/chat with a JSON Schema
 // as "format" (structured output). It is safe for concurrent use.
 type Chat struct {
-	endpoint string
-	model    string
-	think    any
-	numCtx   int
-	client   *httpjson.Client
+	api    *api.Client
+	base   string // the server root; requests go to base + "/api/chat"
+	model  string
+	think  *api.ThinkValue
+	numCtx int
+	client *httpjson.Client
 }
 
 // NewChat validates cfg and returns a Chat. It makes no network call.
@@ -82,27 +85,29 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 	case httpjson.HasControl(cfg.APIKey):
 		return nil, invalid("api_key", "must not contain control characters or newlines")
 	}
-	var think any
+	var think *api.ThinkValue
 	switch cfg.ReasoningEffort {
 	case "":
 	case "minimal":
-		think = false
+		think = &api.ThinkValue{Value: false}
 	case "low", "medium", "high":
-		think = cfg.ReasoningEffort
+		think = &api.ThinkValue{Value: cfg.ReasoningEffort}
 	default:
 		return nil, invalid("reasoning_effort", "%q is not one of minimal, low, medium, high", cfg.ReasoningEffort)
 	}
-	header := http.Header{}
-	if cfg.APIKey != "" {
-		header.Set("Authorization", "Bearer "+cfg.APIKey)
+	const maxBody = 16 << 20
+	sdk, err := newAPI(base, cfg.HTTPClient, cfg.APIKey, maxBody)
+	if err != nil {
+		return nil, err
 	}
 	return &Chat{
-		endpoint: base + "/api/chat",
-		model:    cfg.Model,
-		think:    think,
-		numCtx:   cfg.ContextLength,
+		api:    sdk,
+		base:   base,
+		model:  cfg.Model,
+		think:  think,
+		numCtx: cfg.ContextLength,
 		client: &httpjson.Client{Prefix: "ollama chat", HTTPClient: cfg.HTTPClient, Timeout: cfg.Timeout,
-			MaxBody: 16 << 20, Header: header, Secret: cfg.APIKey, Failure: postgram.ErrLLMFailed},
+			MaxBody: maxBody, Secret: cfg.APIKey, Failure: postgram.ErrLLMFailed},
 	}, nil
 }
 
@@ -117,20 +122,6 @@ func NewExtractor(cfg ChatConfig) (*postgram.LLMExtractor, error) {
 
 // Info implements postgram.LLM.
 func (c *Chat) Info() postgram.LLMInfo { return postgram.LLMInfo{Provider: "ollama", Model: c.model} }
-
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type chatRequest struct {
-	Model    string         `json:"model"`
-	Messages []chatMessage  `json:"messages"`
-	Stream   bool           `json:"stream"`
-	Format   any            `json:"format"`
-	Think    any            `json:"think,omitempty"`
-	Options  map[string]any `json:"options"`
-}
 
 type chatResponse struct {
 	Model   string `json:"model"`
@@ -152,22 +143,33 @@ func (c *Chat) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.
 	if c.numCtx > 0 {
 		opts["num_ctx"] = c.numCtx
 	}
-	var format any = "json" // JSON mode when there is no schema
+	format := json.RawMessage(`"json"`) // JSON mode when there is no schema
 	if req.Schema != nil {
-		format = req.Schema
+		b, err := json.Marshal(req.Schema)
+		if err != nil {
+			return nil, c.client.Errorf(postgram.ErrLLMFailed, "encoding the schema: %v", err)
+		}
+		format = b
 	}
-	body := chatRequest{
+	stream := false
+	body := &api.ChatRequest{
 		Model: c.model,
-		Messages: []chatMessage{
+		Messages: []api.Message{
 			{Role: "system", Content: req.System},
 			{Role: "user", Content: req.Prompt},
 		},
+		Stream:  &stream,
 		Format:  format,
 		Think:   c.think,
 		Options: opts,
 	}
+	send := func(ctx context.Context) ([]byte, error) {
+		ctx, answer := httpjson.WithCapture(ctx)
+		err := c.api.Chat(ctx, body, func(api.ChatResponse) error { return nil })
+		return answer.Result(err)
+	}
 	var resp chatResponse
-	if err := c.client.PostJSON(ctx, c.endpoint, body, &resp); err != nil {
+	if err := c.client.Call(ctx, send, &resp); err != nil {
 		return nil, err
 	}
 	if msg := httpjson.ErrorText(resp.Error); msg != "" {

@@ -330,8 +330,8 @@ func TestChatConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.endpoint != DefaultBaseURL+"/api/chat" || c.Info() != (postgram.LLMInfo{Provider: "ollama", Model: DefaultChatModel}) || c.client.Timeout != DefaultChatTimeout {
-		t.Errorf("defaults: endpoint %q, info %+v, timeout %s", c.endpoint, c.Info(), c.client.Timeout)
+	if c.base != DefaultBaseURL || c.Info() != (postgram.LLMInfo{Provider: "ollama", Model: DefaultChatModel}) || c.client.Timeout != DefaultChatTimeout {
+		t.Errorf("defaults: base %q, info %+v, timeout %s", c.base, c.Info(), c.client.Timeout)
 	}
 	tests := []struct {
 		cfg   ChatConfig

@@ -16,8 +16,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/ollama/ollama/api"
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/providers/internal/httpjson"
@@ -62,7 +65,8 @@ type Config struct {
 
 // Embedder embeds texts with Ollama. It is safe for concurrent use.
 type Embedder struct {
-	endpoint string
+	api      *api.Client
+	base     string // the server root; requests go to base + "/api/embed"
 	model    string
 	dims     int
 	maxBatch int
@@ -111,12 +115,13 @@ func New(cfg Config) (*Embedder, error) {
 		return nil, invalid("api_key", "must not contain control characters or newlines")
 	}
 
-	header := http.Header{}
-	if cfg.APIKey != "" {
-		header.Set("Authorization", "Bearer "+cfg.APIKey)
+	sdk, err := newAPI(base, cfg.HTTPClient, cfg.APIKey, maxResponseBody)
+	if err != nil {
+		return nil, err
 	}
 	return &Embedder{
-		endpoint: base + "/api/embed",
+		api:      sdk,
+		base:     base,
 		model:    cfg.Model,
 		dims:     cfg.Dimensions,
 		maxBatch: cfg.MaxBatch,
@@ -125,7 +130,6 @@ func New(cfg Config) (*Embedder, error) {
 			HTTPClient: cfg.HTTPClient,
 			Timeout:    cfg.Timeout,
 			MaxBody:    maxResponseBody,
-			Header:     header,
 			Secret:     cfg.APIKey,
 		},
 	}, nil
@@ -147,12 +151,6 @@ func (e *Embedder) EmbedBatch(ctx context.Context, texts []string) ([][]float32,
 	return httpjson.Batched(ctx, texts, e.maxBatch, e.embed)
 }
 
-// request is the body of POST /api/embed.
-type request struct {
-	Model string   `json:"model"`
-	Input []string `json:"input"`
-}
-
 // response is the body of a successful POST /api/embed.
 type response struct {
 	Model      string      `json:"model"`
@@ -164,7 +162,12 @@ type response struct {
 // embed sends one request for at most maxBatch texts.
 func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	var resp response
-	if err := e.client.PostJSON(ctx, e.endpoint, request{Model: e.model, Input: texts}, &resp); err != nil {
+	send := func(ctx context.Context) ([]byte, error) {
+		ctx, answer := httpjson.WithCapture(ctx)
+		_, err := e.api.Embed(ctx, &api.EmbedRequest{Model: e.model, Input: texts})
+		return answer.Result(err)
+	}
+	if err := e.client.Call(ctx, send, &resp); err != nil {
 		return nil, err
 	}
 	if msg := httpjson.ErrorText(resp.Error); msg != "" {
@@ -179,6 +182,20 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 		}
 	}
 	return resp.Embeddings, nil
+}
+
+// newAPI builds the Ollama client explicitly (api.NewClient, not
+// api.ClientFromEnvironment, so OLLAMA_HOST is never read). Its transport
+// sends the configured key as a bearer token, bounds response bodies and
+// keeps the status, headers and body of every answer, which the SDK's
+// errors do not carry (Retry-After, the provider's message). The SDK
+// retries nothing.
+func newAPI(base string, hc *http.Client, apiKey string, maxBody int64) (*api.Client, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, invalid("base_url", "not a valid URL")
+	}
+	return api.NewClient(u, httpjson.Capturing(hc, apiKey, maxBody)), nil
 }
 
 // invalid builds a configuration error naming the field.
