@@ -1,7 +1,7 @@
-// Package httpjson is the HTTP and JSON plumbing shared by the embedding
-// providers. It posts a JSON request with a per-call timeout, reads a bounded
-// response body and classifies every failure into exactly one of postgram's
-// sentinel errors:
+// Package httpjson is the plumbing the provider SDK adapters share. Call
+// runs one SDK request with a per-call timeout, checks the bounded raw
+// response body and classifies every failure into exactly one of
+// postgram's sentinel errors:
 //
 //   - HTTP 429                                   → postgram.ErrRateLimited (a *RateLimitError carrying Retry-After)
 //   - HTTP 5xx, 408, connection errors, timeouts → postgram.ErrUnavailable
@@ -38,7 +38,7 @@ const DefaultMaxBody int64 = 64 << 20 // 64 MiB
 // maxMessage bounds the provider text quoted in an error message.
 const maxMessage = 512
 
-// Client posts JSON requests to one provider. The zero value is usable but
+// Client classifies the outcomes of one provider's calls. The zero value is usable but
 // has no timeout; set the fields before the first call and do not change
 // them afterwards. A Client is safe for concurrent use.
 type Client struct {
@@ -52,9 +52,6 @@ type Client struct {
 	Timeout time.Duration
 	// MaxBody limits the response body size in bytes; 0 means DefaultMaxBody.
 	MaxBody int64
-	// Header holds extra request headers (Authorization, User-Agent, ...).
-	// Content-Type and Accept are always set to application/json.
-	Header http.Header
 	// Secret, if set, is replaced by "[REDACTED]" in every error message.
 	Secret string
 	// Failure is the sentinel wrapped by refusals (non-2xx statuses other
@@ -70,67 +67,6 @@ func (c *Client) failure() error {
 		return c.Failure
 	}
 	return postgram.ErrEmbeddingFailed
-}
-
-// PostJSON marshals in, POSTs it to url and, on a 2xx answer, unmarshals the
-// response body into out (unless out is nil). See the package doc for how
-// failures are classified.
-func (c *Client) PostJSON(ctx context.Context, url string, in, out any) error {
-	payload, err := json.Marshal(in)
-	if err != nil {
-		return c.Errorf(c.failure(), "encoding request: %v", err)
-	}
-	if ctx.Err() != nil {
-		return c.canceled(ctx)
-	}
-
-	callCtx, cancel := ctx, context.CancelFunc(func() {})
-	if c.Timeout > 0 {
-		callCtx, cancel = context.WithTimeout(ctx, c.Timeout)
-	}
-	defer cancel()
-
-	req, err := http.NewRequestWithContext(callCtx, http.MethodPost, url, bytes.NewReader(payload))
-	if err != nil {
-		return c.Errorf(c.failure(), "building request: %v", err)
-	}
-	for k, vs := range c.Header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return c.transportError(ctx, callCtx, "sending request", err)
-	}
-	defer resp.Body.Close()
-
-	limit := c.MaxBody
-	if limit <= 0 {
-		limit = DefaultMaxBody
-	}
-	body, tooLarge, err := readBounded(resp.Body, limit)
-	if err != nil {
-		return c.transportError(ctx, callCtx, "reading response", err)
-	}
-	if err := c.StatusError(resp.StatusCode, resp.Header, body, time.Now()); err != nil {
-		return err
-	}
-	if tooLarge {
-		return c.Errorf(c.failure(), "response body exceeds %d bytes", limit)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return c.Errorf(c.failure(), "malformed response JSON: %v", err)
-	}
-	return nil
 }
 
 // Errorf returns an error that reads "<Prefix>: <sentinel>: <message>",

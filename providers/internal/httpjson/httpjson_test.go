@@ -1,8 +1,11 @@
 package httpjson
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -162,7 +165,7 @@ func TestCleanBaseURL(t *testing.T) {
 	}
 }
 
-func TestPostJSON(t *testing.T) {
+func TestCall(t *testing.T) {
 	t.Parallel()
 	const secret = "sk-very-secret"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -213,14 +216,13 @@ func TestPostJSON(t *testing.T) {
 				Prefix:  "p",
 				Timeout: 5 * time.Second,
 				MaxBody: tt.maxBody,
-				Header:  http.Header{"Authorization": {"Bearer " + secret}, "X-Extra": {"x"}},
 				Secret:  secret,
 			}
 			var got reply
-			err := c.PostJSON(context.Background(), srv.URL+tt.path, map[string]int{"a": 1}, &got)
+			err := postJSON(c, context.Background(), srv.URL+tt.path, map[string]int{"a": 1}, &got)
 			if tt.want == nil {
 				if err != nil {
-					t.Fatalf("PostJSON: %v", err)
+					t.Fatalf("Call: %v", err)
 				}
 				if diff := cmp.Diff(tt.wantOut, got); diff != "" {
 					t.Errorf("reply (-want +got):\n%s", diff)
@@ -228,7 +230,7 @@ func TestPostJSON(t *testing.T) {
 				return
 			}
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.wantIn) {
-				t.Fatalf("PostJSON = %v, want %v containing %q", err, tt.want, tt.wantIn)
+				t.Fatalf("Call = %v, want %v containing %q", err, tt.want, tt.wantIn)
 			}
 			if strings.Contains(err.Error(), secret) {
 				t.Errorf("error leaks the secret: %v", err)
@@ -237,28 +239,28 @@ func TestPostJSON(t *testing.T) {
 	}
 }
 
-func TestPostJSONUnencodable(t *testing.T) {
+func TestCallUnencodable(t *testing.T) {
 	t.Parallel()
 	c := &Client{Prefix: "p"}
-	err := c.PostJSON(context.Background(), "http://127.0.0.1:1/", func() {}, nil)
+	err := postJSON(c, context.Background(), "http://127.0.0.1:1/", func() {}, nil)
 	if !errors.Is(err, postgram.ErrEmbeddingFailed) {
-		t.Fatalf("PostJSON = %v, want ErrEmbeddingFailed", err)
+		t.Fatalf("Call = %v, want ErrEmbeddingFailed", err)
 	}
 }
 
-func TestPostJSONConnectionRefused(t *testing.T) {
+func TestCallConnectionRefused(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
 	c := &Client{Prefix: "p", Timeout: 5 * time.Second}
-	err := c.PostJSON(context.Background(), url, 1, nil)
+	err := postJSON(c, context.Background(), url, 1, nil)
 	if !errors.Is(err, postgram.ErrUnavailable) {
-		t.Fatalf("PostJSON = %v, want ErrUnavailable", err)
+		t.Fatalf("Call = %v, want ErrUnavailable", err)
 	}
 }
 
-func TestPostJSONClientTimeout(t *testing.T) {
+func TestCallClientTimeout(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -272,9 +274,9 @@ func TestPostJSONClientTimeout(t *testing.T) {
 
 	// The http.Client's own timeout, not Client.Timeout, fires here.
 	c := &Client{Prefix: "p", HTTPClient: &http.Client{Timeout: 50 * time.Millisecond}}
-	err := c.PostJSON(context.Background(), srv.URL, 1, nil)
+	err := postJSON(c, context.Background(), srv.URL, 1, nil)
 	if !errors.Is(err, postgram.ErrUnavailable) || !strings.Contains(err.Error(), "timed out") {
-		t.Fatalf("PostJSON = %v, want ErrUnavailable mentioning a timeout", err)
+		t.Fatalf("Call = %v, want ErrUnavailable mentioning a timeout", err)
 	}
 }
 
@@ -318,4 +320,30 @@ func TestRateLimitErrorRetryAfter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// postJSON stands in for an SDK: it sends in as JSON with a plain
+// net/http request through Capturing (Secret as the bearer key) and lets Call classify the outcome.
+func postJSON(c *Client, ctx context.Context, url string, in, out any) error {
+	hc := Capturing(c.HTTPClient, c.Secret, c.MaxBody)
+	send := func(ctx context.Context) ([]byte, error) {
+		payload, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("encoding request: %v", err)
+		}
+		ctx, answer := WithCapture(ctx)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("X-Extra", "x")
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return answer.Result(err)
+	}
+	return c.Call(ctx, send, out)
 }

@@ -73,7 +73,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 func (b *limitedBody) Close() error { return b.rc.Close() }
 
 // Call runs one SDK request under the per-call timeout and classifies its
-// outcome exactly like PostJSON. send returns the raw body of a 2xx answer,
+// outcome (see the package doc). send returns the raw body of a 2xx answer,
 // a *StatusAnswer for any other status, or the SDK's transport error; the
 // body is then decoded into out (unless out is nil).
 func (c *Client) Call(ctx context.Context, send func(context.Context) ([]byte, error), out any) error {
