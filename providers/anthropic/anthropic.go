@@ -1,6 +1,9 @@
 // Package anthropic implements postgram.LLM with Anthropic's Messages API:
 // the answer's JSON Schema is offered as the only tool and the model is
 // made to call it (tool_choice), so the tool call's input is the answer.
+// It is built on github.com/anthropics/anthropic-sdk-go/v2, configured only
+// from Config (no ANTHROPIC_* variable, profile or config file is read) and
+// with the SDK's retries off (postgram's queues retry).
 //
 // Errors wrap postgram.ErrRateLimited (HTTP 429; the error has a
 // RetryAfter() time.Duration method reporting the retry-after header, 0

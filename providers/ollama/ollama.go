@@ -1,6 +1,10 @@
 // Package ollama implements postgram.Embedder for an Ollama server's
 // /api/embed endpoint and postgram.LLM (Chat) for its /api/chat endpoint
-// with a JSON Schema as "format".
+// with a JSON Schema as "format". It is built on github.com/ollama/ollama/api
+// with an explicit server URL (OLLAMA_HOST is not read). One variable of the
+// Ollama client remains in effect: with OLLAMA_AUTH set (or a server on
+// ollama.com) it signs requests with the key in ~/.ollama before they are
+// sent; the configured APIKey still replaces the signature's header.
 //
 // Errors wrap postgram.ErrRateLimited (HTTP 429; the error has a
 // RetryAfter() time.Duration method reporting Retry-After, 0 when absent),

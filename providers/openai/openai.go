@@ -1,7 +1,10 @@
 // Package openai implements postgram.Embedder for the OpenAI embeddings API
 // and postgram.LLM (Chat) for the chat completions API with JSON-schema
 // structured output, for OpenAI and for servers that speak the same wire
-// format (vLLM, LiteLLM, LocalAI, llama.cpp server, ...).
+// format (vLLM, LiteLLM, LocalAI, llama.cpp server, ...). It is built on
+// github.com/openai/openai-go/v3, configured only from Config: the SDK's
+// environment variables (OPENAI_API_KEY, OPENAI_BASE_URL, ...) are never
+// read and the SDK never retries (postgram's queues do).
 //
 // Errors wrap postgram.ErrRateLimited (HTTP 429; the error has a
 // RetryAfter() time.Duration method reporting retry-after-ms or
