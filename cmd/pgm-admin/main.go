@@ -23,7 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
+	"github.com/postgram-go/postgram/cmd/internal/config"
 	"github.com/postgram-go/postgram/transport/apierror"
 )
 

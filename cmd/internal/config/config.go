@@ -1,8 +1,10 @@
 // Package config turns the environment variables of the commands
-// (postgram-server, postgram-mcp, pgm-admin) into library configuration.
-// It never reads the environment itself: commands pass a lookup function
-// (os.Getenv), so the rule "only cmd/ reads the environment" holds and
-// tests pass a map.
+// (postgram-server, postgram-mcp, pgm-admin, postgram-bench) into library
+// configuration. It lives under cmd/ because only the commands use it: a
+// program that embeds Postgram configures the library (postgram.Config,
+// the storage and provider packages) itself. It never reads the
+// environment: commands pass a lookup function (os.Getenv), so the rule
+// "only cmd/ reads the environment" holds and tests pass a map.
 package config
 
 import (
