@@ -47,6 +47,7 @@ import (
 	"github.com/postgram-go/postgram/transport/mcp"
 	"github.com/postgram-go/postgram/transport/ratelimit"
 	"github.com/postgram-go/postgram/transport/rest"
+	"github.com/postgram-go/postgram/web"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -141,6 +142,13 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, admin, log))
 	mux.Handle("/mcp/", mcp.HTTPHandler(mcpSrv, admin, log))
 	mux.Handle("/", restSrv)
+	webH, err := web.New(web.Config{Logger: log, Version: version})
+	if err != nil {
+		return err
+	}
+	for _, p := range web.Paths() {
+		mux.Handle(p, webH)
+	}
 	var inner http.Handler = mux
 	if limits.Enabled() {
 		inner = ratelimit.New(limits).Middleware(mux)

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/postgram-go/postgram/web"
 )
 
 type lockedBuffer struct {
@@ -226,5 +228,35 @@ func TestBootstrapKeyFile(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("the bootstrap key: %d", resp.StatusCode)
+	}
+}
+
+// TestWebMountedAtRoot: the web app answers at / with its security
+// headers, and /health, /api and /mcp keep their own handlers.
+func TestWebMountedAtRoot(t *testing.T) {
+	t.Parallel()
+	addr, logs := start(t, nil)
+	check := func(path string, status int, ctype string) *http.Response {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != status || !strings.HasPrefix(resp.Header.Get("Content-Type"), ctype) {
+			t.Fatalf("GET %s: %d %q, want %d %q\n%s", path, resp.StatusCode, resp.Header.Get("Content-Type"), status, ctype, logs)
+		}
+		return resp
+	}
+	if resp := check("/", 200, "text/html"); resp.Header.Get("Content-Security-Policy") != web.CSP || resp.Header.Get("X-Frame-Options") != "DENY" {
+		t.Errorf("/ security headers: %v", resp.Header)
+	}
+	check("/static/vendor/htmx-"+web.HTMXVersion+".min.js", 200, "text/javascript")
+	check("/health", 200, "application/json")
+	check("/api/entities", 401, "application/json")
+	if resp, err := http.Post("http://"+addr+"/mcp", "application/json", strings.NewReader(`{}`)); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != 401 {
+		t.Errorf("POST /mcp without a key: %d, want 401", resp.StatusCode)
 	}
 }
