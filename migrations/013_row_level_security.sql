@@ -1,0 +1,73 @@
+-- Row-level security, fail-closed, and least privilege.
+--
+-- Every workspace-scoped table gets a policy that admits a row only when its
+-- workspace_id equals the transaction's postgram.workspace setting
+-- (set_config('postgram.workspace', ws, true)); a session without the
+-- setting sees no rows and can write none (current_setting(..., true) is
+-- NULL then, and NULL = x is never true).
+--
+-- The policies bind the role postgram_app, created here NOLOGIN and
+-- NOBYPASSRLS, owning nothing, with DML only: an operator grants it to a
+-- login role (GRANT postgram_app TO my_server_login). The owner role that
+-- runs these migrations is not forced through the policies yet (ENABLE, not
+-- FORCE): the store still connects as the owner unless told otherwise, and
+-- FORCE would hide every row from an owner that is not a superuser.
+--
+-- PUBLIC loses every privilege on the schema's tables, sequences and
+-- functions, and the functions pin their search_path to the schema they
+-- were installed in.
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'postgram_app') THEN
+        CREATE ROLE postgram_app NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS;
+    END IF;
+EXCEPTION
+    -- Two installations migrating at once in one cluster: the other made it.
+    WHEN duplicate_object OR unique_violation THEN NULL;
+    -- An owner without CREATEROLE (some managed services): the operator
+    -- creates the role; the grants below wait for it.
+    WHEN insufficient_privilege THEN
+        RAISE NOTICE 'postgram: cannot create role postgram_app (%); create it NOLOGIN NOBYPASSRLS and rerun the grants', SQLERRM;
+END
+$$;
+
+DO $$
+DECLARE
+    t text;
+    s text := quote_ident(current_schema());
+BEGIN
+    FOREACH t IN ARRAY ARRAY['entities', 'chunks', 'edges', 'query_embeddings', 'api_keys',
+                             'audit_log', 'sync_files', 'lexeme_stats', 'lexeme_stats_delta'] LOOP
+        EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY workspace_isolation ON %I TO postgram_app'
+            ' USING (workspace_id = current_setting(''postgram.workspace'', true))'
+            ' WITH CHECK (workspace_id = current_setting(''postgram.workspace'', true))', t);
+    END LOOP;
+
+    EXECUTE format('REVOKE ALL ON ALL TABLES IN SCHEMA %s FROM PUBLIC', s);
+    EXECUTE format('REVOKE ALL ON ALL SEQUENCES IN SCHEMA %s FROM PUBLIC', s);
+    EXECUTE format('REVOKE ALL ON ALL FUNCTIONS IN SCHEMA %s FROM PUBLIC', s);
+    IF s <> 'public' THEN
+        EXECUTE format('REVOKE CREATE ON SCHEMA %s FROM PUBLIC', s);
+    END IF;
+
+    EXECUTE format('GRANT USAGE ON SCHEMA %s TO postgram_app', s);
+    EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %s TO postgram_app', s);
+    EXECUTE format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA %s TO postgram_app', s);
+    EXECUTE format('GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %s TO postgram_app', s);
+EXCEPTION
+    WHEN undefined_object THEN
+        RAISE NOTICE 'postgram: role postgram_app is missing; policies and grants not installed (%)', SQLERRM;
+        RAISE;
+END
+$$;
+
+-- Functions resolve names in the schema they were installed in, never in
+-- one a caller put first on its search_path.
+ALTER FUNCTION postgram_api_keys_notify() SET search_path FROM CURRENT;
+ALTER FUNCTION postgram_chunks_stats_insert() SET search_path FROM CURRENT;
+ALTER FUNCTION postgram_chunks_stats_delete() SET search_path FROM CURRENT;
+ALTER FUNCTION postgram_chunks_stats_update() SET search_path FROM CURRENT;
+ALTER FUNCTION postgram_chunks_stats_truncate() SET search_path FROM CURRENT;
+ALTER FUNCTION postgram_audit_log_append_only() SET search_path FROM CURRENT;
