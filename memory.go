@@ -235,6 +235,9 @@ type GroomItem struct {
 	PromotedTo *uuid.UUID `json:"promoted_to,omitempty"`
 	Reason     string     `json:"reason,omitempty"`
 	Error      string     `json:"error,omitempty"`
+	// Entity is the session context as it was selected (before grooming
+	// changed it), for callers that show the whole candidate.
+	Entity *Entity `json:"-"`
 }
 
 // GroomResult summarises a grooming run.
@@ -365,7 +368,8 @@ func (c *Client) GroomSessionContext(ctx context.Context, req GroomRequest) (*Gr
 		q.ClientID = &scope
 		err := c.eachCandidate(ctx, f, q, limit, req.Mode == GroomDryRun, func(e *Entity) bool {
 			item := GroomItem{ID: e.ID, ClientID: e.ClientID, Topic: metaStr(e.Metadata, metaTopic),
-				SessionID: metaStr(e.Metadata, metaSessionID), UpdatedAt: e.UpdatedAt, Preview: truncate(e.Content, 200), Action: "eligible"}
+				SessionID: metaStr(e.Metadata, metaSessionID), UpdatedAt: e.UpdatedAt, Preview: truncate(e.Content, 200), Action: "eligible",
+				Entity: e.Clone()}
 			res.Eligible++
 			if req.Mode != GroomDryRun {
 				c.groomOne(ctx, req, e, &item, res)

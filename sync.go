@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -60,29 +61,49 @@ func checkManifest(files []syncproto.FileEntry) (map[string]string, error) {
 // checkUploads validates files with their content: path, digest, UTF-8
 // content within the limits, and the digest of the content.
 func checkUploads(files []syncproto.UploadFile, maxFiles int) error {
+	_, err := checkUploadBatch(files, maxFiles, false)
+	return err
+}
+
+// checkUploadBatch validates a batch. A malformed batch (too many files,
+// a bad path or digest, a path listed twice, content that is not UTF-8 or
+// holds NUL bytes, a digest that does not match the content) is an error.
+// A file larger than MaxContentBytes is an error too unless perFile is
+// set: it is then reported in refused, by index, and the rest of the
+// batch stands (one oversized note must not stop a folder's sync).
+func checkUploadBatch(files []syncproto.UploadFile, maxFiles int, perFile bool) (refused map[int]syncproto.FileError, err error) {
 	if len(files) > maxFiles {
-		return invalid("files", "has %d files; the maximum is %d", len(files), maxFiles)
+		return nil, invalid("files", "has %d files; the maximum is %d", len(files), maxFiles)
 	}
 	seen := make(map[string]bool, len(files))
 	for i, f := range files {
 		if err := syncproto.CheckPath(f.Path); err != nil {
-			return invalid(fmt.Sprintf("files[%d].path", i), "%v", err)
+			return nil, invalid(fmt.Sprintf("files[%d].path", i), "%v", err)
 		}
 		if err := syncproto.CheckSHA(f.SHA); err != nil {
-			return invalid(fmt.Sprintf("files[%d].sha", i), "%v (path %s)", err, f.Path)
+			return nil, invalid(fmt.Sprintf("files[%d].sha", i), "%v (path %s)", err, f.Path)
 		}
 		if seen[f.Path] {
-			return invalid(fmt.Sprintf("files[%d].path", i), "%q is listed twice", f.Path)
+			return nil, invalid(fmt.Sprintf("files[%d].path", i), "%q is listed twice", f.Path)
 		}
 		seen[f.Path] = true
-		if err := validateContent(fmt.Sprintf("files[%d].content", i), f.Content, false); err != nil {
-			return fmt.Errorf("%s: %w", f.Path, err)
+		field := fmt.Sprintf("files[%d].content", i)
+		if perFile && utf8.ValidString(f.Content) && len(f.Content) > MaxContentBytes {
+			if refused == nil {
+				refused = map[int]syncproto.FileError{}
+			}
+			err := invalid(field, "%s is %d bytes; the maximum is %d", f.Path, len(f.Content), MaxContentBytes)
+			refused[i] = syncproto.FileError{Path: f.Path, Field: field, Code: "VALIDATION", Message: err.Error()}
+			continue
+		}
+		if err := validateContent(field, f.Content, false); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
 		if got := syncproto.SHA([]byte(f.Content)); got != f.SHA {
-			return invalid(fmt.Sprintf("files[%d].sha", i), "%s: the manifest says %s but the uploaded content hashes to %s", f.Path, f.SHA, got)
+			return nil, invalid(fmt.Sprintf("files[%d].sha", i), "%s: the manifest says %s but the uploaded content hashes to %s", f.Path, f.SHA, got)
 		}
 	}
-	return nil
+	return refused, nil
 }
 
 // syncStates loads repo's states by path (every path when paths is nil)
@@ -263,8 +284,11 @@ func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncpro
 
 // Upload stores a batch of files (at most syncproto.MaxBatchFiles) in
 // one transaction: new files become documents, changed ones update their
-// document, files already synced with this content are left alone. A bad
-// file (path, digest, content) rejects the whole batch.
+// document, files already synced with this content are left alone. A
+// malformed batch (path, digest, a path twice, content that is not UTF-8)
+// is refused whole; a file larger than MaxContentBytes is listed in the response's Errors and
+// the other files are stored, so that one oversized note does not stop a
+// folder's sync (finalize then counts it as missing).
 func (s *Sync) Upload(ctx context.Context, req syncproto.UploadRequest) (*syncproto.UploadResponse, error) {
 	c := s.c
 	if err := c.checkSync("sync upload", true); err != nil {
@@ -273,8 +297,24 @@ func (s *Sync) Upload(ctx context.Context, req syncproto.UploadRequest) (*syncpr
 	if err := checkRepo(req.Repo); err != nil {
 		return nil, err
 	}
-	if err := checkUploads(req.Files, syncproto.MaxBatchFiles); err != nil {
+	refused, err := checkUploadBatch(req.Files, syncproto.MaxBatchFiles, true)
+	if err != nil {
 		return nil, err
+	}
+	res := &syncproto.UploadResponse{}
+	if len(refused) > 0 {
+		keep := make([]syncproto.UploadFile, 0, len(req.Files)-len(refused))
+		for i, f := range req.Files {
+			if fe, ok := refused[i]; ok {
+				res.Errors = append(res.Errors, fe)
+				continue
+			}
+			keep = append(keep, f)
+		}
+		req.Files = keep
+		if len(keep) == 0 {
+			return res, nil
+		}
 	}
 	// A batch needs its own files' states only: loading the whole repo's
 	// per batch made a first sync quadratic in the folder's size.
@@ -289,7 +329,6 @@ func (s *Sync) Upload(ctx context.Context, req syncproto.UploadRequest) (*syncpr
 	if err := refuseHidden(len(req.Files), func(i int) string { return req.Files[i].Path }, hidden); err != nil {
 		return nil, fmt.Errorf("sync upload: %w", err)
 	}
-	res := &syncproto.UploadResponse{}
 	ops, err := c.uploadOps(ctx, req.Repo, req.Files, states, func(created bool) {
 		if created {
 			res.Created++

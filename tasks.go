@@ -137,6 +137,9 @@ type TaskListOptions struct {
 	DueBefore time.Time
 	DueAfter  time.Time
 	Tags      []string
+	// IncludeArchived admits archived tasks too (a status filter still
+	// applies).
+	IncludeArchived bool
 	// Limit defaults to DefaultListLimit and may not exceed MaxListLimit.
 	Limit  int
 	Offset int
@@ -168,7 +171,7 @@ func (c *Client) ListTasks(ctx context.Context, opts TaskListOptions) (*ListPage
 			return nil, err
 		}
 	}
-	f, err := buildFilter([]EntityType{TypeTask}, opts.Statuses, nil, "", opts.Tags, "", false)
+	f, err := buildFilter([]EntityType{TypeTask}, opts.Statuses, nil, "", opts.Tags, "", opts.IncludeArchived)
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,9 @@ type Summary struct {
 	ToUpload  []DiffItem `json:"to_upload,omitempty"`
 	ToDelete  []string   `json:"to_delete,omitempty"`
 	ToRestore []string   `json:"to_restore,omitempty"`
+	// Errors lists the files the server refused (too large): everything
+	// else was synced.
+	Errors []FileError `json:"errors,omitempty"`
 }
 
 // Sync walks root and brings the server's copy of repo in line with it:
@@ -113,6 +116,7 @@ func SyncFS(ctx context.Context, t Transport, fsys fs.FS, opt Options) (*Summary
 		sum.Created += res.Created
 		sum.Updated += res.Updated
 		sum.Unchanged += res.Unchanged
+		sum.Errors = append(sum.Errors, res.Errors...)
 		done += len(batch)
 		if opt.Progress != nil {
 			opt.Progress(done, len(up))

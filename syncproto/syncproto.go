@@ -88,6 +88,18 @@ type UploadResponse struct {
 	Created   int `json:"created"`
 	Updated   int `json:"updated"`
 	Unchanged int `json:"unchanged"`
+	// Errors lists the files of the batch the server refused for their
+	// size (larger than MaxFileBytes): the other files are stored, and finalize counts the
+	// refused ones as missing. Absent when every file was accepted.
+	Errors []FileError `json:"errors,omitempty"`
+}
+
+// FileError is a file of an upload batch that was not stored.
+type FileError struct {
+	Path    string `json:"path"`
+	Field   string `json:"field"` // files[3].content
+	Code    string `json:"code"`  // VALIDATION
+	Message string `json:"message"`
 }
 
 // FinalizeRequest is the body of POST /api/sync/finalize.

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
+	"github.com/postgram-go/postgram/cmd/internal/config"
 	"github.com/postgram-go/postgram/storage/postgres"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )

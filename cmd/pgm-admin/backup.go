@@ -21,7 +21,7 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
 	"github.com/postgram-go/postgram/backup/stage"
-	"github.com/postgram-go/postgram/internal/config"
+	"github.com/postgram-go/postgram/cmd/internal/config"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )
 

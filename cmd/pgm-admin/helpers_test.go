@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
+	"github.com/postgram-go/postgram/cmd/internal/config"
 )
 
 // serverClient opens the store vars name and builds the client a server

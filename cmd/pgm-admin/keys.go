@@ -16,16 +16,32 @@ import (
 func (a *app) keyCmd() *cobra.Command {
 	key := &cobra.Command{Use: "key", Short: "Create, list, rotate and revoke API keys"}
 	var spec postgram.KeySpec
-	var scopes, types, vis, expiresIn string
+	var name, scopes, types, vis, visibility, expiresIn string
 	create := &cobra.Command{
-		Use:   "create NAME",
+		Use:   "create (NAME | --name NAME)",
 		Short: "Create an API key (the key is printed once and never stored)",
-		Args:  cobra.ExactArgs(1),
+		Example: `  pgm-admin key create --name local --scopes read,write,delete --visibility personal,work,shared
+  pgm-admin key create ci --scopes read --types memory,document --expires-in 90d`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 1 && name != "" && name != args[0]:
+				return usageError{fmt.Sprintf("the key's name is given twice, %q and --name %q: give one", args[0], name)}
+			case len(args) == 1:
+				name = args[0]
+			case name == "":
+				return usageError{"the key needs a name: pgm-admin key create NAME (or --name NAME)"}
+			}
+			if vis != "" && visibility != "" && vis != visibility {
+				return usageError{"--visibility and --visibilities are the same flag: give one"}
+			}
+			if vis == "" {
+				vis = visibility
+			}
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
-			spec.Name = args[0]
+			spec.Name = name
 			spec.Scopes = splitScopes(scopes)
 			for _, t := range splitList(types) {
 				spec.AllowedTypes = append(spec.AllowedTypes, postgram.EntityType(t))
@@ -55,7 +71,9 @@ func (a *app) keyCmd() *cobra.Command {
 	}
 	create.Flags().StringVar(&scopes, "scopes", "read,write", "comma-separated scopes: read, write, delete, sync, backup (or all)")
 	create.Flags().StringVar(&types, "types", "", "comma-separated entity types the key may use (default all)")
+	create.Flags().StringVar(&name, "name", "", "the key's name (or give it as the argument)")
 	create.Flags().StringVar(&vis, "visibilities", "", "comma-separated visibilities the key may use (default all)")
+	create.Flags().StringVar(&visibility, "visibility", "", "the same as --visibilities (the reference CLI's name)")
 	create.Flags().StringVar(&spec.ClientID, "client-id", "", "client id for session-context scoping (default: the key's name)")
 	create.Flags().StringVar(&expiresIn, "expires-in", "", "the key stops working after this long: 90d, 12h, 2w, 1h30m (default: never)")
 

@@ -17,12 +17,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
+	"github.com/postgram-go/postgram/cmd/internal/config"
 	"github.com/postgram-go/postgram/transport/apierror"
 )
 
@@ -49,7 +50,7 @@ type app struct {
 
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, get config.Getenv) int {
-	a := &app{get: get, stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{get: databaseAlias(get), stdin: stdin, stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "pgm-admin",
 		Short: "Administer a Postgram store directly (the server's store: SQLite by default, or DATABASE_URL)",
@@ -60,7 +61,7 @@ The store is the server's: PostgreSQL when DATABASE_URL is set, otherwise the
 embedded SQLite file postgram.db in POSTGRAM_DATA_DIR (default
 $XDG_DATA_HOME/postgram, else ~/.local/share/postgram).
 
-Environment: DATABASE_URL, POSTGRAM_DATA_DIR, POSTGRAM_WORKSPACE (default
+Environment: DATABASE_URL (or PGM_DATABASE_URL), POSTGRAM_DATA_DIR, POSTGRAM_WORKSPACE (default
 "default"), API_KEY_PEPPER (must match the server's), EMBEDDING_* as for the
 server.
 
@@ -98,6 +99,18 @@ Exit codes: 0 success, 1 failure, 2 usage or validation error,
 		return apierror.ExitUnreachable
 	}
 	return apierror.ExitInternal
+}
+
+// databaseAlias makes PGM_DATABASE_URL stand for DATABASE_URL when that
+// is unset, as for the reference system's admin and backup commands.
+func databaseAlias(get config.Getenv) config.Getenv {
+	return func(k string) string {
+		v := get(k)
+		if k == "DATABASE_URL" && strings.TrimSpace(v) == "" {
+			return get("PGM_DATABASE_URL")
+		}
+		return v
+	}
 }
 
 type usageError struct{ msg string }

@@ -27,8 +27,11 @@ func (keepGroomer) RewriteDurable(context.Context, postgram.DurableCandidate, st
 }
 
 func TestMemoryAdmin(t *testing.T) {
+	// Not parallel: it swaps the package's groomer, and puts the real one
+	// back (parallel tests, which run after it, use it).
+	prev := groomer
 	groomer = func(*app) postgram.Groomer { return keepGroomer{} }
-	t.Cleanup(func() { groomer = func(*app) postgram.Groomer { return nil } })
+	t.Cleanup(func() { groomer = prev })
 	vars := map[string]string{"POSTGRAM_DATA_DIR": t.TempDir(), "LOG_LEVEL": "error"}
 	mustAdmin(t, vars, "", "migrate")
 	ctx := context.Background()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -77,40 +78,97 @@ func (a *app) modelCmd() *cobra.Command {
 func (a *app) embeddingsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "embeddings", Short: "Move the store to another embedding model"}
 	var (
-		m        postgram.ModelInfo
-		dry, yes bool
+		m          postgram.ModelInfo
+		targetDims int
+		dry, yes   bool
 	)
 	migrate := &cobra.Command{
-		Use:   "migrate --provider NAME --model NAME --dimensions N",
+		Use:   "migrate [--provider NAME --model NAME] (--dimensions N | --target-dimensions N)",
 		Short: "Make another embedding model active and queue every entity for re-embedding",
 		Long: `Register the model (when new), make it the store's only active model, and
 queue every entity of every workspace for embedding with it. Keyword search
 keeps working throughout; vector search finds an entity again once the
 worker has re-embedded it. Then restart postgram-server with the matching
 EMBEDDING_PROVIDER, EMBEDDING_MODEL and EMBEDDING_DIMENSIONS: a server
-configured for another model refuses to start.`,
-		Example: `  pgm-admin embeddings migrate --provider openai --model text-embedding-3-large --dimensions 3072 --dry-run
+configured for another model refuses to start.
+
+--target-dimensions is --dimensions under the reference system's name.
+Without --provider and --model the model is the one EMBEDDING_PROVIDER and
+EMBEDDING_MODEL configure (as the server would name it with the new
+dimensions), else the active model's, at the new dimensions.`,
+		Example: `  pgm-admin embeddings migrate --target-dimensions 1024 --dry-run
+  pgm-admin embeddings migrate --target-dimensions 1024 --yes
+  pgm-admin embeddings migrate --provider openai --model text-embedding-3-large --dimensions 3072 --dry-run
   pgm-admin embeddings migrate --provider ollama --model bge-m3 --dimensions 1024 --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m.Provider, m.Name = strings.TrimSpace(m.Provider), strings.TrimSpace(m.Name)
-			if m.Provider == "" || m.Name == "" || m.Dimensions == 0 {
-				return usageError{"--provider, --model and --dimensions are required"}
+			if targetDims != 0 {
+				if m.Dimensions != 0 && m.Dimensions != targetDims {
+					return usageError{"--dimensions and --target-dimensions disagree: give one"}
+				}
+				m.Dimensions = targetDims
+			}
+			if m.Dimensions == 0 {
+				return usageError{"--dimensions (or --target-dimensions) is required"}
+			}
+			if (m.Provider == "") != (m.Name == "") {
+				return usageError{"give both --provider and --model, or neither (to take them from EMBEDDING_PROVIDER and EMBEDDING_MODEL, or the active model)"}
 			}
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
+			}
+			if m.Provider == "" {
+				var err error
+				if m, err = a.targetModel(cmd.Context(), m.Dimensions); err != nil {
+					return err
+				}
 			}
 			return a.switchModel(cmd, m, dry, yes)
 		},
 	}
 	f := migrate.Flags()
-	f.StringVar(&m.Provider, "provider", "", "embedding provider as the server names it (openai, ollama, ...)")
-	f.StringVar(&m.Name, "model", "", "model name")
+	f.StringVar(&m.Provider, "provider", "", "embedding provider as the server names it (openai, ollama, ...); default: EMBEDDING_PROVIDER's, else the active model's")
+	f.StringVar(&m.Name, "model", "", "model name; default: EMBEDDING_MODEL's, else the active model's")
 	f.IntVar(&m.Dimensions, "dimensions", 0, "vector dimensions")
+	f.IntVar(&targetDims, "target-dimensions", 0, "the same as --dimensions (the reference system's name)")
 	f.BoolVar(&dry, "dry-run", false, "say what would change; change nothing")
 	f.BoolVar(&yes, "yes", false, "confirm the switch")
 	c.AddCommand(migrate)
 	return c
+}
+
+// targetModel is the model a migration to dims dimensions moves to when
+// no provider and model are named: the embedder the environment
+// configures (EMBEDDING_PROVIDER, EMBEDDING_MODEL) with those dimensions,
+// as the restarted server will identify it, else the active model's
+// provider and name with those dimensions.
+func (a *app) targetModel(ctx context.Context, dims int) (postgram.ModelInfo, error) {
+	if a.env.EmbeddingProvider != "none" {
+		env := *a.env
+		env.EmbeddingDimensions = dims
+		emb, err := env.Embedder()
+		if err != nil {
+			return postgram.ModelInfo{}, usageError{fmt.Sprintf("EMBEDDING_PROVIDER %s with %d dimensions: %v", env.EmbeddingProvider, dims, err)}
+		}
+		if emb != nil {
+			m := emb.Model()
+			if m.Dimensions != dims {
+				return postgram.ModelInfo{}, usageError{fmt.Sprintf("EMBEDDING_PROVIDER %s model %s has %d dimensions, not %d", env.EmbeddingProvider, m.Name, m.Dimensions, dims)}
+			}
+			return m, nil
+		}
+	}
+	ms, err := a.admin.Models(ctx)
+	if err != nil {
+		return postgram.ModelInfo{}, err
+	}
+	for _, r := range ms {
+		if r.Active {
+			return postgram.ModelInfo{Provider: r.Provider, Name: r.Name, Dimensions: dims}, nil
+		}
+	}
+	return postgram.ModelInfo{}, usageError{"no active embedding model and no EMBEDDING_PROVIDER: name the model with --provider and --model"}
 }
 
 func (a *app) switchModel(cmd *cobra.Command, m postgram.ModelInfo, dry, yes bool) error {
@@ -142,16 +200,25 @@ func (a *app) switchModel(cmd *cobra.Command, m postgram.ModelInfo, dry, yes boo
 // reembedCmd is `pgm-admin reembed`.
 func (a *app) reembedCmd() *cobra.Command {
 	var (
-		all   bool
-		types []string
+		all, dry bool
+		types    []string
+		model    string
 	)
 	c := &cobra.Command{
-		Use:   "reembed (--all | --type TYPE)",
-		Short: "Queue entities for embedding again with the active model",
+		Use:   "reembed (--all | --type TYPE) [--model ID]",
+		Short: "Queue entities for embedding again with the active model (or switch it with --model)",
 		Long: `Mark entities pending for embedding with fresh attempts, so the worker
 retries failed and exhausted ones at once. Chunks that already have a vector
 for the active model keep it (no provider call); to recompute every vector
-with another model use pgm-admin embeddings migrate.`,
+with another model use pgm-admin embeddings migrate.
+
+--model ID (a registered model's id or name, see pgm-admin model list)
+first makes that model the active one, as model set-active does: every
+entity of every workspace is then queued for it, whatever --type says.
+Restart postgram-server with the matching EMBEDDING_* settings.`,
+		Example: `  pgm-admin reembed --all
+  pgm-admin reembed --type document
+  pgm-admin reembed --all --model 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var ts []postgram.EntityType
@@ -165,8 +232,18 @@ with another model use pgm-admin embeddings migrate.`,
 			if !all && len(ts) == 0 {
 				return usageError{"choose what to queue: --all or --type TYPE"}
 			}
+			if dry && model == "" {
+				return usageError{"--dry-run goes with --model (queueing for re-embedding changes no content)"}
+			}
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
+			}
+			if model != "" {
+				m, err := a.findModel(cmd.Context(), model)
+				if err != nil {
+					return err
+				}
+				return a.switchModel(cmd, m, dry, true)
 			}
 			n, err := a.admin.Reembed(cmd.Context(), ts)
 			if err != nil {
@@ -181,5 +258,30 @@ with another model use pgm-admin embeddings migrate.`,
 	}
 	c.Flags().BoolVar(&all, "all", false, "every entity of the workspace")
 	c.Flags().StringSliceVar(&types, "type", nil, "only entities of these types")
+	c.Flags().StringVar(&model, "model", "", "first make this registered model (id or name) the active one")
+	c.Flags().BoolVar(&dry, "dry-run", false, "with --model: say what would change; change nothing")
 	return c
+}
+
+// findModel finds a registered model by id, or by name when exactly one
+// model has it.
+func (a *app) findModel(ctx context.Context, ref string) (postgram.ModelInfo, error) {
+	ms, err := a.admin.Models(ctx)
+	if err != nil {
+		return postgram.ModelInfo{}, err
+	}
+	id, idErr := strconv.ParseInt(ref, 10, 64)
+	var found []postgram.ModelInfo
+	for _, m := range ms {
+		if (idErr == nil && m.ID == id) || m.Name == ref {
+			found = append(found, m.ModelInfo)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return postgram.ModelInfo{}, usageError{fmt.Sprintf("--model %q: no registered embedding model has this id or name (see pgm-admin model list; register a new one with pgm-admin embeddings migrate)", ref)}
+	}
+	return postgram.ModelInfo{}, usageError{fmt.Sprintf("--model %q: %d models have this name; give the id (see pgm-admin model list)", ref, len(found))}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
+	"github.com/postgram-go/postgram/cmd/internal/config"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/transport/apierror"
 )

@@ -166,7 +166,15 @@ func writeSyncSummary(w io.Writer, dir string, s *syncproto.Summary, elapsed tim
 		_, err := fmt.Fprintf(w, "Synced %d files of %s as %s: %d created, %d updated, %d unchanged, %d deleted, %d restored (%d %s, %s)\n",
 			s.Files, dir, s.Repo, s.Created, s.Updated, s.Unchanged, s.Deleted, s.Restored, s.Batches, plural(s.Batches, "batch", "batches"),
 			elapsed.Round(10*time.Millisecond))
-		return err
+		if err != nil {
+			return err
+		}
+		for _, fe := range s.Errors {
+			if _, err := fmt.Fprintf(w, "  refused  %s: %s\n", displayPath(fe.Path), fe.Message); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if _, err := fmt.Fprintf(w, "Dry run: a sync of %d files of %s as %s would create %d, update %d, delete %d and restore %d (%d unchanged); nothing was written\n",
 		s.Files, dir, s.Repo, s.Created, s.Updated, s.Deleted, s.Restored, s.Unchanged); err != nil {

@@ -362,6 +362,7 @@ func loadLevel(ctx context.Context, o loadOptions, clients int, stdout, stderr i
 	runCtx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	var wg sync.WaitGroup
+	cpu0, cpuOK := processCPU()
 	t0 := time.Now()
 	for w := 0; w < clients; w++ {
 		wg.Add(1)
@@ -392,6 +393,7 @@ func loadLevel(ctx context.Context, o loadOptions, clients int, stdout, stderr i
 	}
 	wg.Wait()
 	elapsed := time.Since(t0)
+	cpu1, _ := processCPU()
 	runtime.ReadMemStats(&ms1)
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
@@ -435,6 +437,18 @@ func loadLevel(ctx context.Context, o loadOptions, clients int, stdout, stderr i
 	q, err := client.QueueStatus(ctx, 0)
 	if err == nil {
 		fmt.Fprintf(stdout, "queue after the run: %d pending, %d completed, %d failed\n", q.Embedding.Pending, q.Embedding.Completed, q.Embedding.Failed)
+	}
+	if n := len(samples); cpuOK && n > 0 {
+		// The throughput this machine's cores would allow at this CPU cost
+		// is steadier from run to run than the throughput itself, which the
+		// VM's neighbours move by ±15%.
+		cpu, who := cpu1-cpu0, "clients, server, worker"
+		if o.store == "postgres" {
+			who += "; PostgreSQL not included"
+		}
+		fmt.Fprintf(stdout, "cpu: %.1f s user+sys in this process (%s) = %.3f ms per request, %.0f%% of %d cores\n",
+			cpu.Seconds(), who,
+			float64(cpu.Microseconds())/1000/float64(n), 100*cpu.Seconds()/elapsed.Seconds()/float64(runtime.NumCPU()), runtime.NumCPU())
 	}
 	fmt.Fprintf(stdout, "go runtime: %.1f MiB allocated during the run, GOMAXPROCS=%d\n",
 		float64(ms1.TotalAlloc-ms0.TotalAlloc)/(1<<20), runtime.GOMAXPROCS(0))

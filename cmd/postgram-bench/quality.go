@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
+	"github.com/postgram-go/postgram/cmd/internal/config"
 	"github.com/postgram-go/postgram/internal/quality"
 	"github.com/postgram-go/postgram/internal/quality/synth"
 	"github.com/postgram-go/postgram/postgramtest"

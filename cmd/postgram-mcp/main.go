@@ -16,7 +16,7 @@ import (
 	"syscall"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/internal/config"
+	"github.com/postgram-go/postgram/cmd/internal/config"
 	"github.com/postgram-go/postgram/transport/mcp"
 )
 

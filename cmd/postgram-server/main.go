@@ -42,8 +42,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/cmd/internal/config"
 	"github.com/postgram-go/postgram/internal/certreload"
-	"github.com/postgram-go/postgram/internal/config"
 	"github.com/postgram-go/postgram/transport/mcp"
 	"github.com/postgram-go/postgram/transport/ratelimit"
 	"github.com/postgram-go/postgram/transport/rest"

@@ -450,7 +450,8 @@ func (ix *index) catchUp(ctx context.Context) error {
 		return ix.load(ctx)
 	}
 	ents, chunks := map[int64]bool{}, map[int64]bool{}
-	keys := false // an API key changed
+	cached := map[int64]bool{} // entities changed in columns only the entity cache holds
+	keys := false              // an API key changed
 	hi := applied
 	rows, err := query("SELECT seq, kind, rid FROM change_log WHERE seq > ? ORDER BY seq", applied)
 	if err != nil {
@@ -484,6 +485,8 @@ func (ix *index) catchUp(ctx context.Context) error {
 			chunks[rid] = true
 		case 3:
 			keys = true
+		case 4:
+			cached[rid] = true
 		}
 	}
 	rows.Close()
@@ -493,6 +496,10 @@ func (ix *index) catchUp(ctx context.Context) error {
 	if hi == applied {
 		return nil
 	}
+	// Before the index applies them: a read that finds the index fresh
+	// must not find these entities' old rows in the cache.
+	ix.s.ents.invalidate(ents)
+	ix.s.ents.invalidate(cached)
 
 	type entRow struct {
 		ws string

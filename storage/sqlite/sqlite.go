@@ -145,6 +145,10 @@ type Config struct {
 	// under the load benchmark (80% searches, 20% writes) searches ran ~6%
 	// faster unmapped. Default 0: not mapped; negative means 0 too.
 	MmapBytes int64
+	// EntityCacheBytes bounds the entities kept in memory for repeated
+	// reads (the results of searches agents repeat), kept current through
+	// change_log like the index. Default 64 MiB; negative disables it.
+	EntityCacheBytes int64
 }
 
 func (c *Config) defaults() {
@@ -164,6 +168,10 @@ func (c *Config) defaults() {
 		c.ScanWorkers = runtime.GOMAXPROCS(0)
 	}
 	c.MmapBytes = max(c.MmapBytes, 0)
+	if c.EntityCacheBytes == 0 {
+		c.EntityCacheBytes = 64 << 20
+	}
+	c.EntityCacheBytes = max(c.EntityCacheBytes, 0)
 }
 
 // Store is the SQLite backend.
@@ -177,6 +185,7 @@ type Store struct {
 	watch *sql.DB // one connection that polls PRAGMA data_version
 
 	idx   *index
+	ents  *entCache // entities read recently (GetEntities)
 	stmts stmtCache // prepared statements of the read pool
 
 	writes atomic.Int64 // write transactions, to pace change_log pruning
@@ -237,6 +246,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.idx = newIndex(s)
+	s.ents = newEntCache(cfg.EntityCacheBytes)
 	ver, err := s.checkSchema(ctx, s.r)
 	if err != nil {
 		s.closePools()

@@ -90,15 +90,16 @@ func NewServer(cfg Config) *server.MCPServer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	srv := server.NewMCPServer(ServerName, cfg.Version,
-		server.WithToolCapabilities(false),
-		server.WithInstructions(instructions),
-		server.WithTitle("Postgram"),
-	)
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = DefaultMaxResultBytes
 	}
 	r := &runner{fallback: cfg.Client, log: cfg.Logger, maxResult: cfg.MaxResultBytes}
+	srv := server.NewMCPServer(ServerName, cfg.Version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(instructions),
+		server.WithTitle("Postgram"),
+		server.WithToolHandlerMiddleware(r.withClient), // ClientFrom for added tools (extend.go)
+	)
 	for _, area := range areas {
 		for _, t := range area() {
 			srv.AddTool(t.tool(), r.handler(t))

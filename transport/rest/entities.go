@@ -88,14 +88,16 @@ func (s *Server) getEntity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := pathID(r)
+	p := params(r, "owner")
+	owner := ownerParam(p)
 	if err == nil {
-		err = params(r).err
+		err = p.err
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	e, err := c.Recall(r.Context(), id)
+	e, err := recallOwned(r.Context(), c, id, owner)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -102,8 +102,9 @@ func (s *Server) entityEdges(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := pathID(r)
-	p := params(r, "relation", "direction")
+	p := params(r, "relation", "direction", "owner")
 	opts := postgram.EdgesOptions{Relation: p.str("relation"), Direction: postgram.EdgeDirection(p.str("direction"))}
+	owner := ownerParam(p)
 	if err == nil {
 		err = p.err
 	}
@@ -111,7 +112,16 @@ func (s *Server) entityEdges(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if owner != "" {
+		if _, err := recallOwned(r.Context(), c, id, owner); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	es, err := c.Edges(r.Context(), id, opts)
+	if err == nil {
+		es, err = edgesOwned(r.Context(), c, id, es, owner)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -132,7 +142,7 @@ func (s *Server) entityGraph(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := pathID(r)
-	p := params(r, "depth", "relation_types", "min_confidence", "max_nodes", "include_archived")
+	p := params(r, "depth", "relation_types", "min_confidence", "max_nodes", "include_archived", "owner")
 	opts := postgram.ExpandOptions{
 		Depth:           p.int("depth", postgram.DefaultExpandDepth, 1, postgram.MaxExpandDepth),
 		RelationTypes:   p.list("relation_types"),
@@ -140,6 +150,7 @@ func (s *Server) entityGraph(w http.ResponseWriter, r *http.Request) {
 		MaxNodes:        p.int("max_nodes", postgram.DefaultExpandNodes, 1, postgram.MaxExpandNodes),
 		IncludeArchived: p.bool("include_archived", false),
 	}
+	owner := ownerParam(p)
 	if err == nil {
 		err = p.err
 	}
@@ -147,11 +158,18 @@ func (s *Server) entityGraph(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if owner != "" {
+		if _, err := recallOwned(r.Context(), c, id, owner); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	g, err := c.Expand(r.Context(), id, opts)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	g = graphOwned(g, id, opts.Depth, owner)
 	s.writeJSON(w, r, http.StatusOK, graphResponse{Entities: g.Entities, Edges: g.Edges, Truncated: g.Truncated})
 }
 

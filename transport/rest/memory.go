@@ -1,7 +1,12 @@
 package rest
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
 )
@@ -50,15 +55,82 @@ func (s *Server) storeSessionContext(w http.ResponseWriter, r *http.Request) {
 
 // groomRequest is the body of POST /api/memory/session-context/groom. It
 // grooms the caller's own session context: a dry run unless dry_run is
-// false and confirmed is true (then eligible context is archived).
+// false and confirmed is true (then eligible context is archived). The
+// reference server's spellings are accepted too: dryRun for dry_run and
+// older_than_ms (milliseconds) for older_than.
 type groomRequest struct {
-	DryRun    *bool    `json:"dry_run"`
-	Confirmed bool     `json:"confirmed"`
-	OlderThan string   `json:"older_than"`
-	Limit     int      `json:"limit"`
-	Topic     string   `json:"topic"`
-	SessionID string   `json:"session_id"`
-	Tags      []string `json:"tags"`
+	DryRun      *bool    `json:"dry_run"`
+	DryRunCamel *bool    `json:"dryRun"`
+	Confirmed   bool     `json:"confirmed"`
+	OlderThan   string   `json:"older_than"`
+	OlderThanMS *int64   `json:"older_than_ms"`
+	Limit       int      `json:"limit"`
+	Topic       string   `json:"topic"`
+	SessionID   string   `json:"session_id"`
+	Tags        []string `json:"tags"`
+}
+
+// maxOlderThanMS bounds older_than_ms (3650 days, as the reference CLI).
+const maxOlderThanMS = 3650 * 24 * 3600 * 1000
+
+// groomResponse is the library's GroomResult (its eligible count as
+// eligible_count) with the reference server's fields beside it: dryRun,
+// skipped (eligible context that was neither archived nor promoted),
+// eligible (the candidates, whole) and promotions.
+type groomResponse struct {
+	*postgram.GroomResult
+	EligibleCount int              `json:"eligible_count"`
+	Eligible      []groomCandidate `json:"eligible"`
+	DryRunCamel   bool             `json:"dryRun"`
+	Skipped       int              `json:"skipped"`
+	Promotions    []groomPromotion `json:"promotions"`
+}
+
+// groomCandidate is an eligible session context in the reference
+// server's shape (owner null when unset; createdAt beside created_at).
+type groomCandidate struct {
+	ID         uuid.UUID      `json:"id"`
+	Content    string         `json:"content"`
+	Visibility string         `json:"visibility"`
+	Owner      *string        `json:"owner"`
+	Tags       []string       `json:"tags"`
+	Metadata   map[string]any `json:"metadata"`
+	CreatedAt  time.Time      `json:"createdAt"`
+	CreatedAt2 time.Time      `json:"created_at"`
+}
+
+type groomPromotion struct {
+	SourceID  uuid.UUID `json:"sourceId"`
+	DurableID uuid.UUID `json:"durableId"`
+}
+
+func newGroomResponse(res *postgram.GroomResult) groomResponse {
+	out := groomResponse{GroomResult: res, EligibleCount: res.Eligible, Eligible: []groomCandidate{},
+		DryRunCamel: res.DryRun, Promotions: []groomPromotion{}}
+	if !res.DryRun {
+		out.Skipped = max(0, res.Eligible-res.Archived-res.Promoted)
+	}
+	for _, it := range res.Items {
+		if e := it.Entity; e != nil {
+			c := groomCandidate{ID: e.ID, Content: e.Content, Visibility: string(e.Visibility), Tags: e.Tags,
+				Metadata: e.Metadata, CreatedAt: e.CreatedAt, CreatedAt2: e.CreatedAt}
+			if e.Owner != "" {
+				o := e.Owner
+				c.Owner = &o
+			}
+			if c.Tags == nil {
+				c.Tags = []string{}
+			}
+			if c.Metadata == nil {
+				c.Metadata = map[string]any{}
+			}
+			out.Eligible = append(out.Eligible, c)
+		}
+		if it.PromotedTo != nil {
+			out.Promotions = append(out.Promotions, groomPromotion{SourceID: it.ID, DurableID: *it.PromotedTo})
+		}
+	}
+	return out
 }
 
 func (s *Server) groomSessionContext(w http.ResponseWriter, r *http.Request) {
@@ -71,8 +143,26 @@ func (s *Server) groomSessionContext(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	dry := req.DryRun
+	if dry == nil {
+		dry = req.DryRunCamel
+	} else if req.DryRunCamel != nil && *req.DryRunCamel != *dry {
+		s.writeError(w, r, invalid("dryRun", "contradicts dry_run: send one of them"))
+		return
+	}
+	if req.OlderThanMS != nil {
+		if req.OlderThan != "" {
+			s.writeError(w, r, invalid("older_than_ms", "cannot be combined with older_than: send one of them"))
+			return
+		}
+		if ms := *req.OlderThanMS; ms < 0 || ms > maxOlderThanMS {
+			s.writeError(w, r, invalid("older_than_ms", fmt.Sprintf("must be between 0 and %d (3650 days)", int64(maxOlderThanMS))))
+			return
+		}
+		req.OlderThan = strconv.FormatInt(*req.OlderThanMS/1000, 10) + "s"
+	}
 	mode := postgram.GroomDryRun
-	if req.DryRun != nil && !*req.DryRun {
+	if dry != nil && !*dry {
 		if !req.Confirmed {
 			s.writeError(w, r, invalid("confirmed", "archiving needs confirmed: true (or send dry_run: true to preview)"))
 			return
@@ -85,5 +175,5 @@ func (s *Server) groomSessionContext(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, res)
+	s.writeJSON(w, r, http.StatusOK, newGroomResponse(res))
 }

@@ -33,10 +33,10 @@ func TestSessionContextAndGroom(t *testing.T) {
 	}
 
 	dry := e.do("POST", "/api/memory/session-context/groom", a, map[string]any{"older_than": "0d", "topic": "okapi"}).want(http.StatusOK).object()
-	if dry["eligible"] != float64(1) || dry["dry_run"] != true || dry["archived"] != float64(0) {
+	if dry["eligible_count"] != float64(1) || len(dry["eligible"].([]any)) != 1 || dry["dry_run"] != true || dry["archived"] != float64(0) {
 		t.Fatalf("dry run %v", dry)
 	}
-	if other := e.do("POST", "/api/memory/session-context/groom", b, map[string]any{"older_than": "0d"}).want(http.StatusOK).object(); other["eligible"] != float64(0) {
+	if other := e.do("POST", "/api/memory/session-context/groom", b, map[string]any{"older_than": "0d"}).want(http.StatusOK).object(); other["eligible_count"] != float64(0) {
 		t.Fatalf("B grooms A's context: %v", other)
 	}
 	e.do("POST", "/api/memory/session-context/groom", a, map[string]any{"older_than": "7x"}).wantError(http.StatusBadRequest, apierror.Validation, "older_than", "")

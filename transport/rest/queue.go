@@ -20,7 +20,8 @@ const (
 )
 
 // queueResponse is the library's QueueStatus, except that failures is
-// present (possibly empty) exactly when include_failures is true.
+// present (possibly empty) exactly when include_failures is true and
+// extraction is null when extraction is not configured.
 type queueResponse struct {
 	Embedding  postgram.EmbeddingQueue   `json:"embedding"`
 	Extraction *postgram.ExtractionQueue `json:"extraction"`
@@ -48,6 +49,10 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := queueResponse{Embedding: st.Embedding, Extraction: st.Extraction}
+	if !s.admin.ExtractionEnabled() {
+		// As the reference server: extraction is null when it is off.
+		resp.Extraction = nil
+	}
 	if include {
 		f := st.Failures
 		if f == nil {

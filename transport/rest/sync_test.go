@@ -72,7 +72,7 @@ func TestSync(t *testing.T) {
 
 	// No change: the diff asks for nothing and empty lists are [] on the wire.
 	r := e.do("POST", "/api/sync/diff", key, map[string]any{"repo": "notes", "files": manifestOf(a, b, c)}).want(http.StatusOK)
-	if got := strings.TrimSpace(string(r.Body)); got != `{"to_upload":[],"unchanged":3,"to_delete":[],"to_restore":[]}` {
+	if got := strings.TrimSpace(string(r.Body)); got != `{"to_upload":[],"unchanged":3,"to_delete":[],"to_restore":[],"toUpload":[],"toDelete":[]}` {
 		t.Fatalf("no-change diff %s", got)
 	}
 	// c leaves the folder.

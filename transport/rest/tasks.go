@@ -48,7 +48,7 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
 }
 
 // taskListParams are the query parameters of GET /api/tasks.
-var taskListParams = []string{"status", "context", "due_before", "due_after", "tags", "limit", "offset"}
+var taskListParams = []string{"status", "context", "due_before", "due_after", "tags", "limit", "offset", "include_archived"}
 
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	c := s.client(w, r)
@@ -62,6 +62,8 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		Tags:     p.list("tags"),
 		Limit:    p.int("limit", postgram.DefaultListLimit, 1, postgram.MaxListLimit),
 		Offset:   p.int("offset", 0, 0, maxOffset),
+
+		IncludeArchived: p.bool("include_archived", false),
 	}
 	due := func(name string) time.Time {
 		v := p.str(name)

@@ -127,7 +127,7 @@ type GroomItem struct {
 type GroomResponse struct {
 	Mode     string      `json:"mode"`
 	DryRun   bool        `json:"dry_run"`
-	Eligible int         `json:"eligible"`
+	Eligible int         `json:"eligible_count"`
 	Archived int         `json:"archived"`
 	Failed   int         `json:"failed"`
 	Items    []GroomItem `json:"items"`

@@ -15,12 +15,23 @@ import (
 // Extraction is the LLM side of the configuration: relation extraction,
 // and the same model for memory grooming and edge validation.
 type Extraction struct {
-	Enabled  bool          // EXTRACTION_ENABLED, default false
-	Provider string        // EXTRACTION_PROVIDER: openai (default), anthropic, ollama, openai-compatible
-	Model    string        // EXTRACTION_MODEL (default per provider)
-	BaseURL  string        // EXTRACTION_BASE_URL (required for openai-compatible; OLLAMA_BASE_URL for ollama)
-	APIKey   string        // EXTRACTION_API_KEY, else OPENAI_API_KEY / ANTHROPIC_API_KEY by provider
-	Timeout  time.Duration // EXTRACTION_TIMEOUT_MS, default 120000
+	Enabled  bool   // EXTRACTION_ENABLED, default false
+	Provider string // EXTRACTION_PROVIDER: openai (default), anthropic, ollama, openai-compatible
+	Model    string // EXTRACTION_MODEL (default per provider)
+	BaseURL  string // EXTRACTION_BASE_URL (required for openai-compatible; OLLAMA_BASE_URL for ollama)
+	APIKey   string // EXTRACTION_API_KEY, else OPENAI_API_KEY / ANTHROPIC_API_KEY by provider
+	// Timeout bounds one LLM call (EXTRACTION_TIMEOUT_MS, or the
+	// reference server's name for it, LLM_REQUEST_TIMEOUT_MS; default
+	// 120000).
+	Timeout time.Duration
+	// DisableThinking (EXTRACTION_DISABLE_THINKING, default false) turns
+	// the reasoning of thinking models off where the provider can: it
+	// sends reasoning effort "minimal" to OpenAI and think false to
+	// Ollama, unless EXTRACTION_REASONING_EFFORT is set (which wins). It
+	// changes nothing for Anthropic (whose extended thinking is off
+	// unless asked for) and openai-compatible servers (which may not know
+	// the parameter).
+	DisableThinking bool
 	// ReasoningEffort (EXTRACTION_REASONING_EFFORT: minimal, low, medium,
 	// high) is forwarded to reasoning models (OpenAI, Ollama).
 	ReasoningEffort string
@@ -51,6 +62,40 @@ type Extraction struct {
 	llm postgram.LLM
 }
 
+// extractionTimeout reads EXTRACTION_TIMEOUT_MS or its alias
+// LLM_REQUEST_TIMEOUT_MS (the reference server's name); both set to
+// different values is an error.
+func extractionTimeout(get Getenv) (int, error) {
+	const def, max = 120000, 3600 * 1000
+	ours, err := intVar(get, "EXTRACTION_TIMEOUT_MS", def, 1, max)
+	if err != nil {
+		return 0, err
+	}
+	alias, err := intVar(get, "LLM_REQUEST_TIMEOUT_MS", def, 1, max)
+	if err != nil {
+		return 0, err
+	}
+	oursSet := strings.TrimSpace(get("EXTRACTION_TIMEOUT_MS")) != ""
+	aliasSet := strings.TrimSpace(get("LLM_REQUEST_TIMEOUT_MS")) != ""
+	switch {
+	case oursSet && aliasSet && ours != alias:
+		return 0, fmt.Errorf("EXTRACTION_TIMEOUT_MS (%d) and LLM_REQUEST_TIMEOUT_MS (%d) disagree: set one of them", ours, alias)
+	case aliasSet:
+		return alias, nil
+	}
+	return ours, nil
+}
+
+// effort is the reasoning effort sent to provider: the configured one,
+// or "minimal" when DisableThinking asks for it and the provider
+// understands it.
+func (x *Extraction) effort(provider string) string {
+	if x.ReasoningEffort == "" && x.DisableThinking && (provider == "openai" || provider == "ollama") {
+		return "minimal"
+	}
+	return x.ReasoningEffort
+}
+
 // extractionProviders are the accepted EXTRACTION_PROVIDER values.
 var extractionProviders = []string{"openai", "anthropic", "ollama", "openai-compatible"}
 
@@ -76,11 +121,14 @@ func parseExtraction(get Getenv) (Extraction, error) {
 	if x.SemanticNeighbors, err = boolVar(get, "EXTRACTION_SEMANTIC_NEIGHBORS_ENABLED", false); err != nil {
 		return x, err
 	}
-	ms, err := intVar(get, "EXTRACTION_TIMEOUT_MS", 120000, 1, 3600*1000)
+	ms, err := extractionTimeout(get)
 	if err != nil {
 		return x, err
 	}
 	x.Timeout = time.Duration(ms) * time.Millisecond
+	if x.DisableThinking, err = boolVar(get, "EXTRACTION_DISABLE_THINKING", false); err != nil {
+		return x, err
+	}
 	if x.ContextLength, err = intVar(get, "EXTRACTION_CONTEXT_LENGTH", 16384, 0, 1<<20); err != nil {
 		return x, err
 	}
@@ -183,7 +231,7 @@ func (x *Extraction) LLM(o postgram.ExtractOverride) (postgram.LLM, error) {
 			return nil, fmt.Errorf("%sBASE_URL: required when EXTRACTION_PROVIDER is openai-compatible", name)
 		}
 		c, err := openai.NewChat(openai.ChatConfig{APIKey: key, BaseURL: baseURL, Model: model, Provider: provider,
-			ReasoningEffort: x.ReasoningEffort, Timeout: x.Timeout, UserAgent: "postgram"})
+			ReasoningEffort: x.effort(provider), Timeout: x.Timeout, UserAgent: "postgram"})
 		if err != nil {
 			return nil, fmt.Errorf("%sPROVIDER %s: %w", name, provider, err)
 		}
@@ -201,7 +249,7 @@ func (x *Extraction) LLM(o postgram.ExtractOverride) (postgram.LLM, error) {
 		if baseURL == "" {
 			baseURL = x.ollamaURL
 		}
-		c, err := ollama.NewChat(ollama.ChatConfig{BaseURL: baseURL, Model: model, APIKey: key, ReasoningEffort: x.ReasoningEffort,
+		c, err := ollama.NewChat(ollama.ChatConfig{BaseURL: baseURL, Model: model, APIKey: key, ReasoningEffort: x.effort(provider),
 			ContextLength: x.ContextLength, Timeout: x.Timeout})
 		if err != nil {
 			return nil, fmt.Errorf("%sPROVIDER ollama: %w", name, err)

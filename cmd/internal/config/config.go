@@ -1,8 +1,10 @@
 // Package config turns the environment variables of the commands
-// (postgram-server, postgram-mcp, pgm-admin) into library configuration.
-// It never reads the environment itself: commands pass a lookup function
-// (os.Getenv), so the rule "only cmd/ reads the environment" holds and
-// tests pass a map.
+// (postgram-server, postgram-mcp, pgm-admin, postgram-bench) into library
+// configuration. It lives under cmd/ because only the commands use it: a
+// program that embeds Postgram configures the library (postgram.Config,
+// the storage and provider packages) itself. It never reads the
+// environment: commands pass a lookup function (os.Getenv), so the rule
+// "only cmd/ reads the environment" holds and tests pass a map.
 package config
 
 import (
@@ -54,7 +56,9 @@ type Env struct {
 	Workspace string // POSTGRAM_WORKSPACE, default "default"
 	Bind      string // POSTGRAM_BIND, default 127.0.0.1
 	Port      int    // PORT, default 3100
-	LogLevel  slog.Level
+	// LogLevel is LOG_LEVEL: debug, info (default), warn, error, and the
+	// reference server's trace (debug), fatal (error) and silent.
+	LogLevel slog.Level
 	// MigrateOnStart runs migrations when the server starts (MIGRATE_ON_START, default true).
 	MigrateOnStart  bool
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT_MS, default 20000
@@ -175,17 +179,8 @@ func Parse(get Getenv) (*Env, error) {
 	if e.MigrateOnStart, err = boolVar(get, "MIGRATE_ON_START", true); err != nil {
 		return nil, err
 	}
-	switch lvl := strings.ToLower(or(get("LOG_LEVEL"), "info")); lvl {
-	case "debug":
-		e.LogLevel = slog.LevelDebug
-	case "info":
-		e.LogLevel = slog.LevelInfo
-	case "warn", "warning":
-		e.LogLevel = slog.LevelWarn
-	case "error":
-		e.LogLevel = slog.LevelError
-	default:
-		return nil, fmt.Errorf("LOG_LEVEL: %q is not one of debug, info, warn, error", lvl)
+	if e.LogLevel, err = logLevel(get("LOG_LEVEL")); err != nil {
+		return nil, err
 	}
 	switch sync := strings.ToLower(strings.TrimSpace(get("POSTGRAM_SQLITE_SYNC"))); sync {
 	case "", "full":
@@ -225,6 +220,30 @@ func Parse(get Getenv) (*Env, error) {
 		return nil, fmt.Errorf("EMBEDDING_PROVIDER: %q is not one of openai, ollama, deterministic, none", e.EmbeddingProvider)
 	}
 	return e, nil
+}
+
+// LevelSilent is the level LOG_LEVEL=silent selects: above every level
+// the commands log at, so nothing is logged.
+const LevelSilent = slog.Level(100)
+
+// logLevel reads LOG_LEVEL (default info). The reference server's pino
+// levels are accepted too, mapped to the nearest slog level: trace is
+// debug, fatal is error, silent logs nothing.
+func logLevel(v string) (slog.Level, error) {
+	switch lvl := strings.ToLower(or(v, "info")); lvl {
+	case "trace", "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error", "fatal":
+		return slog.LevelError, nil
+	case "silent":
+		return LevelSilent, nil
+	default:
+		return 0, fmt.Errorf("LOG_LEVEL: %q is not one of trace, debug, info, warn, error, fatal, silent", lvl)
+	}
 }
 
 // parseOps reads the transport and operations variables: TLS, the
