@@ -13,9 +13,10 @@
 -- FORCE): the store still connects as the owner unless told otherwise, and
 -- FORCE would hide every row from an owner that is not a superuser.
 --
--- PUBLIC loses every privilege on the schema's tables, sequences and
--- functions, and the functions pin their search_path to the schema they
--- were installed in.
+-- PUBLIC loses every privilege on this installation's tables, sequence and
+-- functions (only those: the schema may be public, shared with others),
+-- and the functions pin their search_path to the schema they were
+-- installed in.
 
 DO $$
 BEGIN
@@ -45,17 +46,26 @@ BEGIN
             ' WITH CHECK (workspace_id = current_setting(''postgram.workspace'', true))', t);
     END LOOP;
 
-    EXECUTE format('REVOKE ALL ON ALL TABLES IN SCHEMA %s FROM PUBLIC', s);
-    EXECUTE format('REVOKE ALL ON ALL SEQUENCES IN SCHEMA %s FROM PUBLIC', s);
-    EXECUTE format('REVOKE ALL ON ALL FUNCTIONS IN SCHEMA %s FROM PUBLIC', s);
-    IF s <> 'public' THEN
+    -- Only this installation's own objects: the schema may be public,
+    -- shared with pgvector's functions and other applications' tables.
+    FOREACH t IN ARRAY ARRAY['entities', 'chunks', 'edges', 'query_embeddings', 'api_keys',
+                             'audit_log', 'sync_files', 'lexeme_stats', 'lexeme_stats_delta',
+                             'embedding_models', 'postgram_schema_version'] LOOP
+        EXECUTE format('REVOKE ALL ON %I FROM PUBLIC', t);
+        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO postgram_app', t);
+    END LOOP;
+    REVOKE ALL ON SEQUENCE embedding_models_id_seq FROM PUBLIC;
+    GRANT USAGE, SELECT ON SEQUENCE embedding_models_id_seq TO postgram_app;
+    FOREACH t IN ARRAY ARRAY['postgram_api_keys_notify', 'postgram_chunks_stats_insert',
+                             'postgram_chunks_stats_delete', 'postgram_chunks_stats_update',
+                             'postgram_chunks_stats_truncate', 'postgram_audit_log_append_only'] LOOP
+        EXECUTE format('REVOKE ALL ON FUNCTION %I() FROM PUBLIC', t);
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %I() TO postgram_app', t);
+    END LOOP;
+    IF current_schema() <> 'public' THEN
         EXECUTE format('REVOKE CREATE ON SCHEMA %s FROM PUBLIC', s);
     END IF;
-
     EXECUTE format('GRANT USAGE ON SCHEMA %s TO postgram_app', s);
-    EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %s TO postgram_app', s);
-    EXECUTE format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA %s TO postgram_app', s);
-    EXECUTE format('GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %s TO postgram_app', s);
 EXCEPTION
     WHEN undefined_object THEN
         RAISE NOTICE 'postgram: role postgram_app is missing; policies and grants not installed (%)', SQLERRM;
