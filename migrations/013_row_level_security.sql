@@ -6,9 +6,13 @@
 -- setting sees no rows and can write none (current_setting(..., true) is
 -- NULL then, and NULL = x is never true).
 --
--- The policies bind the role postgram_app, created here NOLOGIN and
--- NOBYPASSRLS, owning nothing, with DML only: an operator grants it to a
--- login role (GRANT postgram_app TO my_server_login). The owner role that
+-- The policies bind every role but the tables' owner (and superusers or
+-- BYPASSRLS roles): the role postgram_app, created here NOLOGIN and
+-- NOBYPASSRLS, owning nothing, with DML only, is the one meant for the
+-- server (GRANT postgram_app TO my_server_login). Where the migrating role
+-- cannot create roles (some managed services), the migration still
+-- succeeds: policies and revocations are installed, and the grants wait
+-- for an operator to create the role and grant it. The owner role that
 -- runs these migrations is not forced through the policies yet (ENABLE, not
 -- FORCE): the store still connects as the owner unless told otherwise, and
 -- FORCE would hide every row from an owner that is not a superuser.
@@ -37,11 +41,12 @@ DO $$
 DECLARE
     t text;
     s text := quote_ident(current_schema());
+    app boolean := EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'postgram_app');
 BEGIN
     FOREACH t IN ARRAY ARRAY['entities', 'chunks', 'edges', 'query_embeddings', 'api_keys',
                              'audit_log', 'sync_files', 'lexeme_stats', 'lexeme_stats_delta'] LOOP
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
-        EXECUTE format('CREATE POLICY workspace_isolation ON %I TO postgram_app'
+        EXECUTE format('CREATE POLICY workspace_isolation ON %I TO PUBLIC'
             ' USING (workspace_id = current_setting(''postgram.workspace'', true))'
             ' WITH CHECK (workspace_id = current_setting(''postgram.workspace'', true))', t);
     END LOOP;
@@ -52,24 +57,30 @@ BEGIN
                              'audit_log', 'sync_files', 'lexeme_stats', 'lexeme_stats_delta',
                              'embedding_models', 'postgram_schema_version'] LOOP
         EXECUTE format('REVOKE ALL ON %I FROM PUBLIC', t);
-        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO postgram_app', t);
+        IF app THEN
+            EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO postgram_app', t);
+        END IF;
     END LOOP;
     REVOKE ALL ON SEQUENCE embedding_models_id_seq FROM PUBLIC;
-    GRANT USAGE, SELECT ON SEQUENCE embedding_models_id_seq TO postgram_app;
+    IF app THEN
+        GRANT USAGE, SELECT ON SEQUENCE embedding_models_id_seq TO postgram_app;
+    END IF;
     FOREACH t IN ARRAY ARRAY['postgram_api_keys_notify', 'postgram_chunks_stats_insert',
                              'postgram_chunks_stats_delete', 'postgram_chunks_stats_update',
                              'postgram_chunks_stats_truncate', 'postgram_audit_log_append_only'] LOOP
         EXECUTE format('REVOKE ALL ON FUNCTION %I() FROM PUBLIC', t);
-        EXECUTE format('GRANT EXECUTE ON FUNCTION %I() TO postgram_app', t);
+        IF app THEN
+            EXECUTE format('GRANT EXECUTE ON FUNCTION %I() TO postgram_app', t);
+        END IF;
     END LOOP;
     IF current_schema() <> 'public' THEN
         EXECUTE format('REVOKE CREATE ON SCHEMA %s FROM PUBLIC', s);
     END IF;
-    EXECUTE format('GRANT USAGE ON SCHEMA %s TO postgram_app', s);
-EXCEPTION
-    WHEN undefined_object THEN
-        RAISE NOTICE 'postgram: role postgram_app is missing; policies and grants not installed (%)', SQLERRM;
-        RAISE;
+    IF app THEN
+        EXECUTE format('GRANT USAGE ON SCHEMA %s TO postgram_app', s);
+    ELSE
+        RAISE NOTICE 'postgram: role postgram_app is missing; policies installed, grants not (create the role NOLOGIN NOBYPASSRLS and grant it DML on the tables)';
+    END IF;
 END
 $$;
 
