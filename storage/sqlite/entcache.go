@@ -110,17 +110,23 @@ func (c *entCache) put(gen uint64, ws string, rid int64, e *postgram.Entity, met
 	}
 }
 
-// invalidate drops the entities with these rids.
-func (c *entCache) invalidate(rids map[int64]bool) {
-	if c.max == 0 || len(rids) == 0 {
-		return
+// invalidate drops the entities with the rids of these sets.
+func (c *entCache) invalidate(sets ...map[int64]bool) {
+	n := 0
+	for _, rids := range sets {
+		n += len(rids)
+	}
+	if c.max == 0 || n == 0 {
+		return // no entity changed: fills in flight stay valid
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	for rid := range rids {
-		if el, ok := c.byRID[rid]; ok {
-			c.remove(el)
+	for _, rids := range sets {
+		for rid := range rids {
+			if el, ok := c.byRID[rid]; ok {
+				c.remove(el)
+			}
 		}
 	}
 }

@@ -173,9 +173,9 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 		return nil, nil
 	}
 	// The cache is as fresh as the index (see entCache); without the
-	// index (a store not migrated yet) it is not used.
+	// index (a store not migrated yet), or disabled, it is not used.
 	cache := s.ents
-	if !s.idx.isLoaded() {
+	if !s.idx.isLoaded() || cache.max == 0 {
 		cache = nil
 	} else if err := s.idx.ensureFresh(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: get entities: %w", err)
