@@ -3,27 +3,9 @@ package postgram
 import (
 	"fmt"
 	"slices"
+
+	"github.com/postgram-go/postgram/driver"
 )
-
-// Scope is a permission carried by an API key.
-type Scope string
-
-// Scopes.
-const (
-	ScopeRead   Scope = "read"
-	ScopeWrite  Scope = "write"
-	ScopeDelete Scope = "delete"
-	ScopeSync   Scope = "sync"
-	// ScopeBackup lets a key download a backup of the whole store
-	// (CheckBackup): every entity, key hash and audit entry in it.
-	ScopeBackup Scope = "backup"
-)
-
-// AllScopes lists every scope.
-var AllScopes = []Scope{ScopeRead, ScopeWrite, ScopeDelete, ScopeSync, ScopeBackup}
-
-// Valid reports whether s is a known scope.
-func (s Scope) Valid() bool { return slices.Contains(AllScopes, s) }
 
 // Principal is who is calling: an API key's identity and limits. The
 // library enforces it on every call made through a client from Admin.As, so REST, MCP
@@ -93,7 +75,7 @@ func (p *Principal) clientID() string {
 
 // restrict narrows f to what p may see. It reports false when nothing can
 // match (the requested types or visibilities are all outside p's limits).
-func (p *Principal) restrict(f EntityFilter) (EntityFilter, bool) {
+func (p *Principal) restrict(f driver.EntityFilter) (driver.EntityFilter, bool) {
 	if p == nil {
 		return f, true
 	}

@@ -5,29 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/google/uuid"
 )
-
-// AuditEntry records one mutating or privileged operation.
-type AuditEntry struct {
-	ID        uuid.UUID      `json:"id"`
-	At        time.Time      `json:"at"`
-	KeyID     string         `json:"key_id"`
-	ClientID  string         `json:"client_id"`
-	Operation string         `json:"operation"` // e.g. "entity.store", "key.revoke", "admin.sql"
-	EntityID  string         `json:"entity_id,omitempty"`
-	Details   map[string]any `json:"details,omitempty"`
-}
-
-// AuditFilter selects audit entries; zero fields match everything.
-type AuditFilter struct {
-	Since     time.Time
-	Until     time.Time
-	KeyID     string
-	Operation string
-	Limit     int // default 100, at most 10000
-}
 
 func (c *Client) auditEntry(op, entityID string, details map[string]any) *AuditEntry {
 	e := &AuditEntry{ID: newID(), At: c.now(), Operation: op, EntityID: entityID, Details: details}

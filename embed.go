@@ -17,13 +17,6 @@ type Embedder interface {
 	Model() ModelInfo
 }
 
-// ModelInfo identifies an embedding model.
-type ModelInfo struct {
-	Provider   string `json:"provider"`   // "openai", "ollama", "test", ...
-	Name       string `json:"name"`       // e.g. "text-embedding-3-small"
-	Dimensions int    `json:"dimensions"` // vector length
-}
-
 // MaxBatcher is optionally implemented by embedders whose provider limits
 // the number of inputs per request. The worker never sends more.
 type MaxBatcher interface {

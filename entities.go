@@ -10,15 +10,16 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/chunk"
 )
 
 // chunksFor splits content into chunk rows with fresh ids.
-func (c *core) chunksFor(content string) []ChunkInput {
+func (c *core) chunksFor(content string) []driver.ChunkInput {
 	parts := chunk.Split(content, c.chunkCfg)
-	out := make([]ChunkInput, len(parts))
+	out := make([]driver.ChunkInput, len(parts))
 	for i, p := range parts {
-		out[i] = ChunkInput{ID: newID(), Index: p.Index, Content: p.Text, Start: p.Start, End: p.End}
+		out[i] = driver.ChunkInput{ID: newID(), Index: p.Index, Content: p.Text, Start: p.Start, End: p.End}
 	}
 	return out
 }
@@ -89,7 +90,7 @@ func (c *Client) newEntity(in StoreInput) (*Entity, error) {
 	if err := validateMetadata("metadata", in.Metadata); err != nil {
 		return nil, err
 	}
-	meta := cloneMetadata(in.Metadata)
+	meta := driver.CloneMetadata(in.Metadata)
 	if meta == nil {
 		meta = map[string]any{}
 	}
@@ -205,7 +206,7 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 		next.Tags = tags
 	}
 	if in.Metadata != nil {
-		merged := cloneMetadata(cur.Metadata)
+		merged := driver.CloneMetadata(cur.Metadata)
 		if merged == nil {
 			merged = map[string]any{}
 		}
@@ -229,7 +230,7 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 	}
 	next.Version = cur.Version + 1
 	next.UpdatedAt = c.now()
-	var chunks []ChunkInput
+	var chunks []driver.ChunkInput
 	if rechunk {
 		chunks = c.chunksFor(next.Content)
 		next.EnrichmentStatus = StagePending
@@ -329,9 +330,9 @@ func (c *Client) Delete(ctx context.Context, id uuid.UUID) (*Entity, error) {
 		audit := c.auditEntry("entity.delete", id.String(), map[string]any{"version": next.Version})
 		// The edges the entity's content and embeddings produced go with
 		// it; manual edges stay (hidden while an end is archived).
-		err = c.store.WriteBatch(ctx, c.ws, []BatchOp{
+		err = c.store.WriteBatch(ctx, c.ws, []driver.BatchOp{
 			{Update: next, Expected: cur.Version, Audit: audit},
-			{Retract: &RetractEdges{Origin: id, Sources: []string{EdgeSourceLLM, EdgeSourceNeighbor}}},
+			{Retract: &driver.RetractEdges{Origin: id, Sources: []string{EdgeSourceLLM, EdgeSourceNeighbor}}},
 		})
 		if err == nil {
 			return next, nil
@@ -401,8 +402,8 @@ type ListPage struct {
 }
 
 // filter validates the filter fields shared by List and Search.
-func buildFilter(types []EntityType, statuses []Status, vis []Visibility, owner string, tags []string, role MemoryRole, archived bool) (EntityFilter, error) {
-	f := EntityFilter{Owner: owner, MemoryRole: role, IncludeArchived: archived}
+func buildFilter(types []EntityType, statuses []Status, vis []Visibility, owner string, tags []string, role MemoryRole, archived bool) (driver.EntityFilter, error) {
+	f := driver.EntityFilter{Owner: owner, MemoryRole: role, IncludeArchived: archived}
 	for i, t := range types {
 		if err := validateType(fmt.Sprintf("type[%d]", i), t); err != nil {
 			if len(types) == 1 {
@@ -468,7 +469,7 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (*ListPage, error) 
 		return page, nil
 	}
 	items, total, err := c.store.ListEntities(ctx, c.ws, f, opts.Limit, opts.Offset, c.resultBudget())
-	var big *PageTooLargeError
+	var big *driver.PageTooLargeError
 	if errors.As(err, &big) {
 		return nil, c.tooLarge("limit", big.Fit)
 	}
@@ -494,9 +495,9 @@ func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus
 	}
 	// Counts and failures cover what the caller may see (archived entities
 	// included, as Recall shows them); an administrator sees everything.
-	f, ok := c.principal.restrict(EntityFilter{IncludeArchived: true})
+	f, ok := c.principal.restrict(driver.EntityFilter{IncludeArchived: true})
 	if !ok {
-		return QueueStatus{Extraction: &ExtractionQueue{}}, nil
+		return QueueStatus{Extraction: &driver.ExtractionQueue{}}, nil
 	}
 	st, err := c.store.QueueStats(ctx, c.ws, f, c.cfg.Worker.MaxAttempts, failureLimit)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // ReextractRequest selects entities to queue for extraction again
@@ -96,11 +97,11 @@ func (a *Admin) Reextract(ctx context.Context, req ReextractRequest) (*Reextract
 			}
 		}
 	} else {
-		f := EntityFilter{}
+		f := driver.EntityFilter{}
 		if req.Type != "" {
 			f.Types = []EntityType{req.Type}
 		}
-		err := c.eachCandidate(ctx, f, FindQuery{Order: OrderOldest}, 0, true, func(e *Entity) bool {
+		err := c.eachCandidate(ctx, f, driver.FindQuery{Order: driver.OrderOldest}, 0, true, func(e *Entity) bool {
 			if keep(e) {
 				picked = append(picked, e)
 			}
@@ -117,7 +118,7 @@ func (a *Admin) Reextract(ctx context.Context, req ReextractRequest) (*Reextract
 		}
 		has := map[uuid.UUID]bool{}
 		for start := 0; start < len(ids); start += 1000 {
-			edges, err := c.graph().FindEdges(ctx, c.ws, EdgeQuery{OriginIDs: ids[start:min(start+1000, len(ids))], Sources: []string{EdgeSourceLLM}})
+			edges, err := c.graph().FindEdges(ctx, c.ws, driver.EdgeQuery{OriginIDs: ids[start:min(start+1000, len(ids))], Sources: []string{EdgeSourceLLM}})
 			if err != nil {
 				return nil, fmt.Errorf("reextract: %w", err)
 			}
@@ -267,7 +268,7 @@ func (a *Admin) ValidateEdges(ctx context.Context, req ValidateEdgesRequest) (*V
 	if req.Limit < 1 || req.Limit > 10_000 {
 		return nil, invalid("limit", "must be between 1 and 10000")
 	}
-	edges, err := c.graph().FindEdges(ctx, c.ws, EdgeQuery{Sources: req.Sources})
+	edges, err := c.graph().FindEdges(ctx, c.ws, driver.EdgeQuery{Sources: req.Sources})
 	if err != nil {
 		return nil, fmt.Errorf("validate edges: %w", err)
 	}
@@ -343,7 +344,7 @@ func (a *Admin) ValidateEdges(ctx context.Context, req ValidateEdgesRequest) (*V
 			res.Kept++
 			if !req.DryRun {
 				ne := e
-				ne.Metadata = cloneMetadata(e.Metadata)
+				ne.Metadata = driver.CloneMetadata(e.Metadata)
 				if ne.Metadata == nil {
 					ne.Metadata = map[string]any{}
 				}

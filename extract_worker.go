@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // MemoryExtractionMode says which memories the extraction worker reads
@@ -192,7 +193,7 @@ func (s *ExtractStats) add(o ExtractStats) {
 
 var errNoExtractor = fmt.Errorf("no extraction provider is configured (EXTRACTION_ENABLED): %w", ErrUnavailable)
 
-func (c *core) extraction() ExtractionStorage { return c.store }
+func (c *core) extraction() driver.ExtractionStorage { return c.store }
 
 // ExtractPending processes the extraction queue synchronously until no
 // due work remains (failures waiting for their retry time are left for
@@ -223,7 +224,7 @@ func (c *core) extractOnce(ctx context.Context) (ExtractStats, int, error) {
 	var st ExtractStats
 	x := &c.cfg.Extraction
 	w := &c.cfg.Worker
-	jobs, err := c.extraction().ClaimExtraction(ctx, c.ws, ExtractClaim{Max: x.Concurrency, MaxAttempts: w.MaxAttempts,
+	jobs, err := c.extraction().ClaimExtraction(ctx, c.ws, driver.ExtractClaim{Max: x.Concurrency, MaxAttempts: w.MaxAttempts,
 		Lease: w.Lease, AfterEmbedding: c.embedder != nil})
 	if err != nil {
 		return st, 0, fmt.Errorf("claim extraction work: %w", err)
@@ -253,7 +254,7 @@ func (c *core) extractOnce(ctx context.Context) (ExtractStats, int, error) {
 
 // extractJob extracts one entity. LLM and resolution failures are
 // recorded on the entity (and retried); only store errors are returned.
-func (c *core) extractJob(ctx context.Context, j ExtractJob) (ExtractStats, error) {
+func (c *core) extractJob(ctx context.Context, j driver.ExtractJob) (ExtractStats, error) {
 	var st ExtractStats
 	w := &c.cfg.Worker
 	fail := func(cause error) error {
@@ -270,7 +271,7 @@ func (c *core) extractJob(ctx context.Context, j ExtractJob) (ExtractStats, erro
 			retryAt = c.now().Add(ra.RetryAfter())
 		}
 		c.log.Warn("extraction failed; will retry", "entity", j.EntityID.String(), "attempt", j.Attempts+1, "err", msg)
-		if err := c.extraction().FailExtraction(ctx, c.ws, []ExtractJob{j}, msg, retryAt); err != nil {
+		if err := c.extraction().FailExtraction(ctx, c.ws, []driver.ExtractJob{j}, msg, retryAt); err != nil {
 			return fmt.Errorf("record extraction failure: %w", err)
 		}
 		return nil
@@ -282,7 +283,7 @@ func (c *core) extractJob(ctx context.Context, j ExtractJob) (ExtractStats, erro
 		}
 		return st, fmt.Errorf("load entity to extract: %w", err)
 	}
-	res := ExtractResult{EntityID: e.ID, Generation: j.Generation, Retract: []string{EdgeSourceLLM}}
+	res := driver.ExtractResult{EntityID: e.ID, Generation: j.Generation, Retract: []string{EdgeSourceLLM}}
 	if e.Status != StatusArchived && !isPlaceholder(e) && c.extractable(e) {
 		ex, err := c.extractorFor(j.Override)
 		if err != nil {
@@ -373,7 +374,7 @@ func DisplayName(e *Entity) string {
 // case-insensitive name or alias; auto-created placeholders when allowed)
 // and fills res with the edges and creations. Relations whose ends do not
 // resolve are dropped; self-loops too.
-func (c *core) buildExtraction(ctx context.Context, e *Entity, out *Extraction, res *ExtractResult) error {
+func (c *core) buildExtraction(ctx context.Context, e *Entity, out *Extraction, res *driver.ExtractResult) error {
 	x := &c.cfg.Extraction
 	selfKey := nameKey(DisplayName(e))
 	types := map[string]EntityType{} // name key -> type the model gave
@@ -406,7 +407,7 @@ func (c *core) buildExtraction(ctx context.Context, e *Entity, out *Extraction, 
 		if err != nil {
 			return fmt.Errorf("resolve extracted names: %w", err)
 		}
-		byKey := map[string][]NameMatch{}
+		byKey := map[string][]driver.NameMatch{}
 		for _, m := range matches {
 			byKey[m.Key] = append(byKey[m.Key], m)
 		}
@@ -453,7 +454,7 @@ func (c *core) buildExtraction(ctx context.Context, e *Entity, out *Extraction, 
 			if err := validateContent("content", p.Content, true); err != nil {
 				continue
 			}
-			res.Creates = append(res.Creates, PlaceholderCreate{Entity: p, Chunks: c.chunksFor(p.Content)})
+			res.Creates = append(res.Creates, driver.PlaceholderCreate{Entity: p, Chunks: c.chunksFor(p.Content)})
 			resolved[k] = p.ID
 		}
 	}

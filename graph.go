@@ -13,50 +13,7 @@ import (
 	"unicode"
 
 	"github.com/google/uuid"
-)
-
-// Edge sources: who made an edge. Other values (memory-grooming, ...) are
-// allowed; these are the ones the library itself writes.
-const (
-	EdgeSourceManual   = "manual"            // made by a user or agent with Link
-	EdgeSourceLLM      = "llm-extraction"    // extracted from an entity's content by an LLM
-	EdgeSourceNeighbor = "semantic-neighbor" // linked by embedding similarity
-)
-
-// RelationRelatedTo is the relation semantic neighbours are linked with.
-const RelationRelatedTo = "related_to"
-
-// MaxRelationLen bounds a relation name, in characters.
-const MaxRelationLen = 100
-
-// Edge is a typed, directed link between two entities.
-type Edge struct {
-	ID         uuid.UUID      `json:"id"`
-	SourceID   uuid.UUID      `json:"source_id"`
-	TargetID   uuid.UUID      `json:"target_id"`
-	Relation   string         `json:"relation"`
-	Confidence float64        `json:"confidence"`
-	Source     string         `json:"source"`
-	Metadata   map[string]any `json:"metadata"`
-	// Provenance of a derived edge: the entity whose content (or
-	// embeddings) produced it, and the provider, model and prompt version
-	// of the LLM that did. Empty for manual edges.
-	OriginID      *uuid.UUID `json:"origin_id,omitempty"`
-	Provider      string     `json:"provider,omitempty"`
-	Model         string     `json:"model,omitempty"`
-	PromptVersion string     `json:"prompt_version,omitempty"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
-}
-
-// EdgeDirection selects edges by which end an entity is.
-type EdgeDirection string
-
-// Edge directions, relative to the entity asked about.
-const (
-	DirectionSource EdgeDirection = "source" // the entity is the edge's source (outgoing)
-	DirectionTarget EdgeDirection = "target" // the entity is the edge's target (incoming)
-	DirectionBoth   EdgeDirection = "both"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // parseDirection accepts source/target/both and the aliases
@@ -113,12 +70,12 @@ func normalizeRelations(field string, rs []string) ([]string, error) {
 }
 
 // graph returns the backend's graph storage.
-func (c *core) graph() GraphStorage { return c.store }
+func (c *core) graph() driver.GraphStorage { return c.store }
 
 // visibleFilter is the filter an end of an edge must pass for the caller
 // to see it.
-func (c *Client) visibleFilter(includeArchived bool) (*EntityFilter, bool) {
-	f, ok := c.principal.restrict(EntityFilter{IncludeArchived: includeArchived})
+func (c *Client) visibleFilter(includeArchived bool) (*driver.EntityFilter, bool) {
+	f, ok := c.principal.restrict(driver.EntityFilter{IncludeArchived: includeArchived})
 	return &f, ok
 }
 
@@ -175,7 +132,7 @@ func (c *Client) Link(ctx context.Context, in LinkInput) (*Edge, error) {
 		}
 	}
 	now := c.now()
-	meta := cloneMetadata(in.Metadata)
+	meta := driver.CloneMetadata(in.Metadata)
 	if meta == nil {
 		meta = map[string]any{}
 	}
@@ -270,7 +227,7 @@ func (c *Client) Edges(ctx context.Context, id uuid.UUID, opts EdgesOptions) ([]
 	if err != nil {
 		return nil, err
 	}
-	q := EdgeQuery{IDs: []uuid.UUID{id}, Direction: dir}
+	q := driver.EdgeQuery{IDs: []uuid.UUID{id}, Direction: dir}
 	if strings.TrimSpace(opts.Relation) != "" {
 		r, err := NormalizeRelation("relation", opts.Relation)
 		if err != nil {
@@ -345,7 +302,7 @@ type ExpandLevelQuery struct {
 	MinConfidence float64
 	// Filter, when non-nil, must admit an entity for it to be reached (the
 	// frontier's entities are vouched for by the caller).
-	Filter *EntityFilter
+	Filter *driver.EntityFilter
 	// Limit is how many entities to return at most; 0 asks only whether
 	// any would be.
 	Limit int
@@ -441,7 +398,7 @@ func (c *Client) Expand(ctx context.Context, id uuid.UUID, opts ExpandOptions) (
 			frontier, g.Truncated = next, more
 			continue
 		}
-		es, err := c.graph().FindEdges(ctx, c.ws, EdgeQuery{IDs: frontier, Direction: DirectionBoth,
+		es, err := c.graph().FindEdges(ctx, c.ws, driver.EdgeQuery{IDs: frontier, Direction: DirectionBoth,
 			Relations: rels, MinConfidence: opts.MinConfidence, Filter: f, Limit: expandEdgesPerLevel})
 		if err != nil {
 			return nil, fmt.Errorf("expand: %w", err)
@@ -490,7 +447,7 @@ func (c *Client) Expand(ctx context.Context, id uuid.UUID, opts ExpandOptions) (
 				delete(g.Depths, x) // vanished meanwhile
 			}
 		}
-		es, err := c.graph().FindEdges(ctx, c.ws, EdgeQuery{IDs: order, Among: true,
+		es, err := c.graph().FindEdges(ctx, c.ws, driver.EdgeQuery{IDs: order, Among: true,
 			Relations: rels, MinConfidence: opts.MinConfidence})
 		if err != nil {
 			return nil, fmt.Errorf("expand: %w", err)
@@ -627,7 +584,7 @@ func (c *core) linkNeighborsOf(ctx context.Context, id uuid.UUID, modelID int64,
 	best := map[uuid.UUID]float64{}
 	limit := max(50, opts.MaxNeighbors*5)
 	for _, v := range vecs {
-		r, err := c.store.VectorSearch(ctx, c.ws, VectorQuery{ModelID: modelID, Vector: v, Limit: limit, Strategy: StrategyAuto})
+		r, err := c.store.VectorSearch(ctx, c.ws, driver.VectorQuery{ModelID: modelID, Vector: v, Limit: limit, Strategy: StrategyAuto})
 		if err != nil {
 			return nil, fmt.Errorf("link neighbors: %w", err)
 		}
@@ -640,7 +597,7 @@ func (c *core) linkNeighborsOf(ctx context.Context, id uuid.UUID, modelID int64,
 			}
 		}
 	}
-	existing, err := c.graph().FindEdges(ctx, c.ws, EdgeQuery{IDs: []uuid.UUID{id}})
+	existing, err := c.graph().FindEdges(ctx, c.ws, driver.EdgeQuery{IDs: []uuid.UUID{id}})
 	if err != nil {
 		return nil, fmt.Errorf("link neighbors: %w", err)
 	}
@@ -862,7 +819,7 @@ func (c *core) embeddedEntities(ctx context.Context, types []EntityType) ([]uuid
 		at time.Time
 	}
 	var rows []row
-	f := EntityFilter{Types: types}
+	f := driver.EntityFilter{Types: types}
 	for offset := 0; ; offset += MaxListLimit {
 		page, _, err := c.store.ListEntities(ctx, c.ws, f, MaxListLimit, offset, 0)
 		if err != nil {
@@ -912,7 +869,7 @@ func (a *Admin) PruneEdges(ctx context.Context, opts PruneOptions) ([]Edge, erro
 	if math.IsNaN(opts.Below) || opts.Below <= 0 || opts.Below > 1 {
 		return nil, invalid("below", "must be greater than 0 and at most 1")
 	}
-	q := EdgeQuery{Below: opts.Below, Sources: opts.Sources}
+	q := driver.EdgeQuery{Below: opts.Below, Sources: opts.Sources}
 	if !opts.AnySource && len(q.Sources) == 0 {
 		q.Sources = []string{EdgeSourceLLM}
 	}

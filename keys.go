@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // KeyPrefix starts every API key.
@@ -21,31 +22,13 @@ const KeyPrefix = "pgm-"
 // keySecretBytes is the randomness in a key.
 const keySecretBytes = 32
 
-// APIKey describes a key. The secret itself is never stored: only its
-// (peppered) SHA-256 digest.
-type APIKey struct {
-	ID                  uuid.UUID    `json:"id"`
-	Name                string       `json:"name"`
-	Prefix              string       `json:"prefix"` // the first characters of the key, to recognise it
-	Scopes              []Scope      `json:"scopes"`
-	AllowedTypes        []EntityType `json:"allowed_types"`
-	AllowedVisibilities []Visibility `json:"allowed_visibilities"`
-	ClientID            string       `json:"client_id"`
-	CreatedAt           time.Time    `json:"created_at"`
-	RevokedAt           *time.Time   `json:"revoked_at,omitempty"`
-	LastUsedAt          *time.Time   `json:"last_used_at,omitempty"`
-	// ExpiresAt, when set, is the moment the key stops working (a
-	// rotated key's end of overlap, or the expiry given at creation).
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-}
-
-// expired reports whether k has expired at now.
-func (k *APIKey) expired(now time.Time) bool {
+// keyExpired reports whether k has expired at now.
+func keyExpired(k *APIKey, now time.Time) bool {
 	return k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)
 }
 
-// Principal returns the principal a key authenticates as.
-func (k *APIKey) Principal() Principal {
+// KeyPrincipal returns the principal a key authenticates as.
+func KeyPrincipal(k *APIKey) Principal {
 	return Principal{KeyID: k.ID.String(), ClientID: k.ClientID, Scopes: k.Scopes,
 		AllowedTypes: k.AllowedTypes, AllowedVisibilities: k.AllowedVisibilities}
 }
@@ -301,7 +284,7 @@ func (a *Admin) Authenticate(ctx context.Context, token string) (*Client, error)
 		return nil, fmt.Errorf("malformed API key: %w", ErrUnauthorized)
 	}
 	h := c.keyHash(token)
-	if kv, ok := c.store.(KeyVersioner); ok {
+	if kv, ok := c.store.(driver.KeyVersioner); ok {
 		v, err := kv.KeysVersion(ctx, c.ws)
 		if err != nil {
 			return nil, fmt.Errorf("authenticate: %w", err)
@@ -330,10 +313,10 @@ func (a *Admin) Authenticate(ctx context.Context, token string) (*Client, error)
 	if k.RevokedAt != nil {
 		return nil, fmt.Errorf("API key %s was revoked: %w", k.Prefix, ErrUnauthorized)
 	}
-	if k.expired(now) {
+	if keyExpired(k, now) {
 		return nil, expiredErr(k.Prefix, *k.ExpiresAt)
 	}
-	p := k.Principal()
+	p := KeyPrincipal(k)
 	c.keys.put(h, cachedKey{p: p, prefix: k.Prefix, expires: k.ExpiresAt, at: now}, gen)
 	c.keys.touch(p.KeyID, now)
 	return c.as(p), nil

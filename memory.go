@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // Memory lifecycle: agents keep working context (session_context, visible
@@ -92,7 +93,7 @@ func (c *Client) parseWhen(field, s string) (string, error) {
 // StoreSessionContext stores working context scoped to the calling client.
 // It is embedded for recall but never graph-extracted.
 func (c *Client) StoreSessionContext(ctx context.Context, in SessionContextInput) (*Entity, error) {
-	meta := cloneMetadata(in.Metadata)
+	meta := driver.CloneMetadata(in.Metadata)
 	if meta == nil {
 		meta = map[string]any{}
 	}
@@ -339,7 +340,7 @@ func (c *Client) GroomSessionContext(ctx context.Context, req GroomRequest) (*Gr
 	if res.Scopes == nil {
 		res.Scopes = []string{}
 	}
-	f := EntityFilter{Types: []EntityType{TypeMemory}, MemoryRole: RoleSessionContext, Tags: tags, UpdatedBefore: res.Cutoff}
+	f := driver.EntityFilter{Types: []EntityType{TypeMemory}, MemoryRole: RoleSessionContext, Tags: tags, UpdatedBefore: res.Cutoff}
 	if len(f.Tags) == 0 {
 		f.Tags = nil
 	}
@@ -350,12 +351,12 @@ func (c *Client) GroomSessionContext(ctx context.Context, req GroomRequest) (*Gr
 			return res, nil
 		}
 	}
-	q := FindQuery{Order: OrderOldest, Meta: []MetaCond{{Key: metaGroomAfter, Op: MetaLE, Value: formatMetaTime(now), OrMissing: true}}}
+	q := driver.FindQuery{Order: driver.OrderOldest, Meta: []driver.MetaCond{{Key: metaGroomAfter, Op: driver.MetaLE, Value: formatMetaTime(now), OrMissing: true}}}
 	if req.Topic != "" {
-		q.Meta = append(q.Meta, MetaCond{Key: metaTopic, Op: MetaEq, Value: req.Topic})
+		q.Meta = append(q.Meta, driver.MetaCond{Key: metaTopic, Op: driver.MetaEq, Value: req.Topic})
 	}
 	if req.SessionID != "" {
-		q.Meta = append(q.Meta, MetaCond{Key: metaSessionID, Op: MetaEq, Value: req.SessionID})
+		q.Meta = append(q.Meta, driver.MetaCond{Key: metaSessionID, Op: driver.MetaEq, Value: req.SessionID})
 	}
 	for _, scope := range scopes {
 		limit := 0
@@ -397,7 +398,7 @@ func (c *Client) groomOne(ctx context.Context, req GroomRequest, e *Entity, item
 	src.Version = e.Version + 1
 	src.UpdatedAt = now
 	src.Metadata[metaGroomedAt] = formatMetaTime(now)
-	ops := []BatchOp{}
+	ops := []driver.BatchOp{}
 	if req.Mode == GroomPromote && e.Metadata[metaPromotable] != false {
 		d, err := req.Groomer.PromoteSessionContext(ctx, SessionCandidate{ID: e.ID, Content: e.Content,
 			Topic: item.Topic, SessionID: item.SessionID, Tags: e.Tags, UpdatedAt: e.UpdatedAt})
@@ -430,10 +431,10 @@ func (c *Client) groomOne(ctx context.Context, req GroomRequest, e *Entity, item
 			src.Metadata[metaPromotedTo] = nu.ID.String()
 			src.Metadata[metaGroomAction] = "promoted"
 			ops = append(ops,
-				BatchOp{Create: nu, Chunks: c.chunksFor(nu.Content),
+				driver.BatchOp{Create: nu, Chunks: c.chunksFor(nu.Content),
 					Audit: c.auditEntry("memory.promote", nu.ID.String(), map[string]any{"promoted_from": e.ID.String()})},
-				BatchOp{Update: src, Expected: e.Version},
-				BatchOp{Edge: &BatchEdge{ID: newID(), SourceID: e.ID, TargetID: nu.ID, Relation: RelationPromotedTo,
+				driver.BatchOp{Update: src, Expected: e.Version},
+				driver.BatchOp{Edge: &driver.BatchEdge{ID: newID(), SourceID: e.ID, TargetID: nu.ID, Relation: RelationPromotedTo,
 					Confidence: 1, Source: EdgeSourceGrooming, Metadata: map[string]any{}, CreatedAt: now}})
 			if err := c.store.WriteBatch(ctx, c.ws, ops); err != nil {
 				fail(err)
@@ -447,7 +448,7 @@ func (c *Client) groomOne(ctx context.Context, req GroomRequest, e *Entity, item
 		}
 	}
 	src.Metadata[metaGroomAction] = "archived"
-	ops = append(ops, BatchOp{Update: src, Expected: e.Version,
+	ops = append(ops, driver.BatchOp{Update: src, Expected: e.Version,
 		Audit: c.auditEntry("memory.groom", e.ID.String(), map[string]any{"action": "archive"})})
 	if err := c.store.WriteBatch(ctx, c.ws, ops); err != nil {
 		fail(err)
@@ -472,26 +473,26 @@ type DurableGroomRequest struct {
 
 // durableFilter selects active durable memories (legacy memories without
 // a role included).
-func durableFilter(tags []string, vis []Visibility, topic string) (EntityFilter, FindQuery, error) {
+func durableFilter(tags []string, vis []Visibility, topic string) (driver.EntityFilter, driver.FindQuery, error) {
 	nt, err := normalizeTags("tags", tags)
 	if err != nil {
-		return EntityFilter{}, FindQuery{}, err
+		return driver.EntityFilter{}, driver.FindQuery{}, err
 	}
 	for i, v := range vis {
 		if err := validateVisibility(fmt.Sprintf("visibility[%d]", i), v); err != nil {
-			return EntityFilter{}, FindQuery{}, err
+			return driver.EntityFilter{}, driver.FindQuery{}, err
 		}
 	}
 	if err := validateShort("topic", topic, MaxOwnerLen); err != nil {
-		return EntityFilter{}, FindQuery{}, err
+		return driver.EntityFilter{}, driver.FindQuery{}, err
 	}
-	f := EntityFilter{Types: []EntityType{TypeMemory}, Statuses: []Status{StatusActive}, Visibilities: vis}
+	f := driver.EntityFilter{Types: []EntityType{TypeMemory}, Statuses: []Status{StatusActive}, Visibilities: vis}
 	if len(nt) > 0 {
 		f.Tags = nt
 	}
-	q := FindQuery{Order: OrderOldest, Meta: []MetaCond{{Key: "memory_role", Op: MetaEq, Value: string(RoleDurableMemory), OrMissing: true}}}
+	q := driver.FindQuery{Order: driver.OrderOldest, Meta: []driver.MetaCond{{Key: "memory_role", Op: driver.MetaEq, Value: string(RoleDurableMemory), OrMissing: true}}}
 	if topic != "" {
-		q.Meta = append(q.Meta, MetaCond{Key: metaTopic, Op: MetaEq, Value: topic})
+		q.Meta = append(q.Meta, driver.MetaCond{Key: metaTopic, Op: driver.MetaEq, Value: topic})
 	}
 	return f, q, nil
 }
@@ -573,7 +574,7 @@ func (a *Admin) GroomDurable(ctx context.Context, req DurableGroomRequest) (*Gro
 // up to limit (0: all). fn reports whether the entity still matches after
 // it ran (a failure leaves it selected); a writing run (stable false)
 // pages past only those, since groomed rows leave the selection.
-func (c *Client) eachCandidate(ctx context.Context, f EntityFilter, q FindQuery, limit int, stable bool, fn func(*Entity) (remains bool)) error {
+func (c *Client) eachCandidate(ctx context.Context, f driver.EntityFilter, q driver.FindQuery, limit int, stable bool, fn func(*Entity) (remains bool)) error {
 	seen := map[uuid.UUID]bool{}
 	offset, remaining := 0, 0
 	for {
@@ -676,11 +677,11 @@ func (a *Admin) ApplyDurableGrooming(ctx context.Context, req ApplyGroomingReque
 	if err != nil {
 		return nil, err
 	}
-	q.Meta = append(q.Meta, MetaCond{Key: metaDurableGrooming + ".applied_at", Op: MetaMissing})
+	q.Meta = append(q.Meta, driver.MetaCond{Key: metaDurableGrooming + ".applied_at", Op: driver.MetaMissing})
 	res := &GroomResult{Mode: GroomMode(req.Mode), DryRun: req.DryRun, Scopes: []string{}, Items: []GroomItem{}}
 	for _, outcome := range outcomes {
 		oq := q
-		oq.Meta = append(append([]MetaCond(nil), q.Meta...), MetaCond{Key: metaDurableGrooming + ".outcome", Op: MetaEq, Value: outcome})
+		oq.Meta = append(append([]driver.MetaCond(nil), q.Meta...), driver.MetaCond{Key: metaDurableGrooming + ".outcome", Op: driver.MetaEq, Value: outcome})
 		limit := 0
 		if req.Limit > 0 {
 			if limit = req.Limit - res.Eligible; limit <= 0 {
@@ -696,7 +697,7 @@ func (a *Admin) ApplyDurableGrooming(ctx context.Context, req ApplyGroomingReque
 				return item.Action == "failed" || item.Action == "eligible"
 			}
 			mark, _ := e.Metadata[metaDurableGrooming].(map[string]any)
-			newMark := cloneMetadata(mark)
+			newMark := driver.CloneMetadata(mark)
 			newMark["applied_at"] = formatMetaTime(c.now())
 			in := UpdateInput{Version: e.Version, Metadata: map[string]any{metaDurableGrooming: newMark}}
 			if outcome == OutcomeNeedsGrooming {

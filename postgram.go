@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/chunk"
 	"github.com/postgram-go/postgram/internal/rank"
 )
@@ -22,7 +23,7 @@ var workspaceRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`)
 // Config configures a Client. Zero values take the documented defaults.
 type Config struct {
 	// Store is the backend. Required.
-	Store Storage
+	Store driver.Storage
 	// Workspace this client reads and writes. Default "default". Letters,
 	// digits, '_', '.', '-'; at most 64 characters.
 	Workspace string
@@ -258,7 +259,7 @@ type Client struct {
 // core is the state shared by a Client and its principal views.
 type core struct {
 	cfg      Config
-	store    Storage
+	store    driver.Storage
 	ws       string
 	embedder Embedder
 	log      *slog.Logger
@@ -433,7 +434,7 @@ func (a *Admin) Health(ctx context.Context) (Health, error) {
 		h.Status = "unavailable"
 		return h, fmt.Errorf("store: %w", errors.Join(ErrUnavailable, err))
 	}
-	if ws, ok := c.store.(WriteStater); ok {
+	if ws, ok := c.store.(driver.WriteStater); ok {
 		ro, why, err := ws.ReadOnly(ctx)
 		if err != nil {
 			h.Store.State = "unavailable"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // PurgeStorage is implemented by stores that can hard-delete entities
@@ -162,7 +163,7 @@ func (c *Client) purgeSelect(ctx context.Context, req PurgeRequest) ([]uuid.UUID
 		}
 		return out, nil
 	}
-	f := EntityFilter{IncludeArchived: true}
+	f := driver.EntityFilter{IncludeArchived: true}
 	if req.Type != "" {
 		f.Types = []EntityType{req.Type}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/fusion"
 	"github.com/postgram-go/postgram/internal/query"
 	"github.com/postgram-go/postgram/internal/rank"
@@ -142,7 +143,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		return resp, nil
 	}
 	p.filter = f
-	if r, ok := c.store.(Refresher); ok {
+	if r, ok := c.store.(driver.Refresher); ok {
 		if ctx, err = r.Refresh(ctx); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
@@ -151,9 +152,9 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	var (
 		wg                sync.WaitGroup
 		qvec              []float32
-		vres              VectorResult
+		vres              driver.VectorResult
 		verr, kerr        error
-		kwHits            []KeywordHit
+		kwHits            []driver.KeywordHit
 		kwProbe           string
 		plan              *rank.Plan         // ranking v2's analysed query
 		asked             map[uuid.UUID]bool // keyword chunks whose similarity came with the vector search
@@ -168,7 +169,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	// vector and runs while the query is embedded: it starts when the
 	// query-embedding caches have answered or missed (so it does not slow
 	// the persisted cache's read), and beside the vector search otherwise.
-	scorer, lazy := c.store.(SimilarityScorer)
+	scorer, lazy := c.store.(driver.SimilarityScorer)
 	kwDone := make(chan struct{})
 	keyword := func(vec []float32) {
 		defer wg.Done()
@@ -225,7 +226,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		go keyword(qvec)
 	}
 	if qvec != nil {
-		vq := VectorQuery{Filter: p.filter, ModelID: c.modelID, Vector: qvec, Limit: vectorCandidateNo, Strategy: p.strategy}
+		vq := driver.VectorQuery{Filter: p.filter, ModelID: c.modelID, Vector: qvec, Limit: vectorCandidateNo, Strategy: p.strategy}
 		if lazy {
 			// When the keyword pool is ready (it was built while the
 			// provider embedded the query), the similarities the first
@@ -412,7 +413,7 @@ func explainV2(pl *rank.Plan, r *rank.Result) *Explanation {
 // keyword candidates mostly prove ineligible (long queries, whose coverage
 // rule few chunks pass) settles in two or three round trips; after a few
 // rounds every pending similarity is fetched at once, which bounds them.
-func (c *Client) settleSimilarities(ctx context.Context, scorer SimilarityScorer, cands []fusion.Candidate,
+func (c *Client) settleSimilarities(ctx context.Context, scorer driver.SimilarityScorer, cands []fusion.Candidate,
 	unsettled func(limit int) []int, limit int, qvec []float32) error {
 	const maxRounds = 3
 	for round := 0; ; round++ {
@@ -452,7 +453,7 @@ type searchPlan struct {
 	ranking        RankingMode
 	explain        bool
 	terms          query.Terms
-	filter         EntityFilter
+	filter         driver.EntityFilter
 	limit          int
 	threshold      float64
 	strategy       Strategy
@@ -529,7 +530,7 @@ func (c *Client) prepareSearch(req SearchRequest) (searchPlan, error) {
 // With a ranking-v2 plan, terms also match by their alternatives
 // (inflections, typos), hits carry their features, and the per-term steps
 // take terms in order of the plan's exact document frequencies.
-func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string, vec []float32, plan *rank.Plan) ([]KeywordHit, string, error) {
+func (c *Client) keywordPool(ctx context.Context, f driver.EntityFilter, terms []string, vec []float32, plan *rank.Plan) ([]driver.KeywordHit, string, error) {
 	var alts [][]string
 	if plan != nil {
 		alts = plan.Alternatives
@@ -539,16 +540,16 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 	// probe or rarity-ordered term probes is ready as found. Only the
 	// fallback without statistics probes every term bare (ids only) and
 	// then scores the pool it chose in one probe restricted to it.
-	full := func(q KeywordQuery) ([]KeywordHit, error) {
+	full := func(q driver.KeywordQuery) ([]driver.KeywordHit, error) {
 		q.Filter, q.Terms, q.Vector, q.ModelID = f, terms, vec, c.modelID
 		q.Alternatives, q.Features = alts, plan != nil
 		return c.store.KeywordProbe(ctx, c.ws, q)
 	}
-	probe := func(mode ProbeMode, term, limit int) ([]KeywordHit, error) {
-		return c.store.KeywordProbe(ctx, c.ws, KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term,
+	probe := func(mode driver.ProbeMode, term, limit int) ([]driver.KeywordHit, error) {
+		return c.store.KeywordProbe(ctx, c.ws, driver.KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term,
 			Limit: limit, Bare: true, Alternatives: alts})
 	}
-	score := func(pool []KeywordHit, how string) ([]KeywordHit, string, error) {
+	score := func(pool []driver.KeywordHit, how string) ([]driver.KeywordHit, string, error) {
 		if len(pool) == 0 {
 			return nil, how, nil
 		}
@@ -556,16 +557,16 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		for i, h := range pool {
 			ids[i] = h.ChunkID
 		}
-		hits, err := full(KeywordQuery{Mode: ProbeAny, Limit: len(ids), Only: ids})
+		hits, err := full(driver.KeywordQuery{Mode: driver.ProbeAny, Limit: len(ids), Only: ids})
 		return hits, how, err
 	}
-	filler, canFill := c.store.(KeywordFiller)
+	filler, canFill := c.store.(driver.KeywordFiller)
 	canFill = canFill && vec == nil
 	if len(terms) == 1 {
 		if canFill && plan != nil && plan.Params.HeadCandidates > 0 {
 			// Ranking v2 also takes the entities whose head (name) alone
 			// holds the term.
-			res, err := filler.KeywordFill(ctx, c.ws, KeywordFillQuery{Filter: f, Terms: terms, Order: []int{0},
+			res, err := filler.KeywordFill(ctx, c.ws, driver.KeywordFillQuery{Filter: f, Terms: terms, Order: []int{0},
 				Limit: KeywordPoolSize, Alternatives: alts, Features: true, Heads: plan.Params.HeadCandidates,
 				HeadTerms: plan.HeadTerms([]int{0})})
 			if err != nil {
@@ -573,7 +574,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 			}
 			return res.Hits, "and", nil
 		}
-		all, err := full(KeywordQuery{Mode: ProbeAll, Limit: KeywordPoolSize})
+		all, err := full(driver.KeywordQuery{Mode: driver.ProbeAll, Limit: KeywordPoolSize})
 		return all, "and", err
 	}
 	// Terms in order of preference for the per-term steps: compound terms,
@@ -592,7 +593,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 			slices.SortStableFunc(order, preferTerm)
 			return nil
 		}
-		ts, ok := c.store.(TermStatser)
+		ts, ok := c.store.(driver.TermStatser)
 		if !ok {
 			return nil
 		}
@@ -621,7 +622,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		for i, t := range order {
 			idx[i] = t.i
 		}
-		q := KeywordFillQuery{Filter: f, Terms: terms, Order: idx, Limit: KeywordPoolSize, Alternatives: alts}
+		q := driver.KeywordFillQuery{Filter: f, Terms: terms, Order: idx, Limit: KeywordPoolSize, Alternatives: alts}
 		if plan != nil {
 			q.Features, q.Heads, q.HeadTerms = true, plan.Params.HeadCandidates, plan.HeadTerms(idx)
 		}
@@ -639,16 +640,16 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 	// The conjunction rarely fills the pool, so the capped OR probe runs
 	// beside it rather than after it: one round trip of latency, not two.
 	var (
-		union    []KeywordHit
+		union    []driver.KeywordHit
 		unionErr error
 		wg       sync.WaitGroup
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		union, unionErr = full(KeywordQuery{Mode: ProbeAny, Limit: KeywordPoolSize + 1})
+		union, unionErr = full(driver.KeywordQuery{Mode: driver.ProbeAny, Limit: KeywordPoolSize + 1})
 	}()
-	all, err := full(KeywordQuery{Mode: ProbeAll, Limit: KeywordPoolSize})
+	all, err := full(driver.KeywordQuery{Mode: driver.ProbeAll, Limit: KeywordPoolSize})
 	wg.Wait()
 	if err != nil {
 		return nil, "", err
@@ -664,9 +665,9 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 	}
 	// Per-term fallback: the conjunction hits first, then terms in order
 	// of preference, until the pool is full.
-	pool := make([]KeywordHit, 0, KeywordPoolSize)
+	pool := make([]driver.KeywordHit, 0, KeywordPoolSize)
 	seen := make(map[uuid.UUID]bool, KeywordPoolSize)
-	add := func(hs []KeywordHit) {
+	add := func(hs []driver.KeywordHit) {
 		for _, h := range hs {
 			if len(pool) < KeywordPoolSize && !seen[h.ChunkID] {
 				seen[h.ChunkID] = true
@@ -690,7 +691,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 			for _, h := range pool {
 				exclude = append(exclude, h.ChunkID)
 			}
-			hits, err := full(KeywordQuery{Mode: ProbeTerm, Term: t.i, Limit: KeywordPoolSize - len(pool), Exclude: exclude})
+			hits, err := full(driver.KeywordQuery{Mode: driver.ProbeTerm, Term: t.i, Limit: KeywordPoolSize - len(pool), Exclude: exclude})
 			if err != nil {
 				return nil, "", err
 			}
@@ -699,7 +700,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 		return pool, "per_term", nil
 	}
 	// Exact rarity: probe every term (capped), then fill.
-	per := make([][]KeywordHit, len(terms))
+	per := make([][]driver.KeywordHit, len(terms))
 	errs := make([]error, len(terms))
 	sem := make(chan struct{}, 4)
 	for i := range terms {
@@ -708,7 +709,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			per[i], errs[i] = probe(ProbeTerm, i, KeywordPoolSize+1)
+			per[i], errs[i] = probe(driver.ProbeTerm, i, KeywordPoolSize+1)
 		}()
 	}
 	wg.Wait()
@@ -728,7 +729,7 @@ func (c *Client) keywordPool(ctx context.Context, f EntityFilter, terms []string
 // topKeywordChunks returns the n best-ranked chunks of a keyword pool (in
 // fusion's keyword order; with a ranking-v2 plan, by BM25): the ones whose
 // similarity fusion most likely needs first.
-func topKeywordChunks(hits []KeywordHit, n int, plan *rank.Plan) []uuid.UUID {
+func topKeywordChunks(hits []driver.KeywordHit, n int, plan *rank.Plan) []uuid.UUID {
 	rankOf := make([]float64, len(hits))
 	order := make([]int, len(hits))
 	for i, h := range hits {

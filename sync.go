@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/syncproto"
 )
 
@@ -111,7 +112,7 @@ func checkUploadBatch(files []syncproto.UploadFile, maxFiles int, perFile bool) 
 // whose document it may not (nil for an administrator). Writes refuse a
 // hidden path, so a key cannot overwrite, archive or restore a document
 // it cannot read.
-func (c *Client) syncStates(ctx context.Context, repo string, paths []string) (visible map[string]SyncFileState, hidden map[string]bool, err error) {
+func (c *Client) syncStates(ctx context.Context, repo string, paths []string) (visible map[string]driver.SyncFileState, hidden map[string]bool, err error) {
 	all, err := c.store.SyncStates(ctx, c.ws, repo, paths, nil)
 	if err != nil {
 		return nil, nil, err
@@ -135,12 +136,12 @@ func (c *Client) syncStates(ctx context.Context, repo string, paths []string) (v
 // visibleSyncStates loads repo's states by path (every path when paths is
 // nil) of the files whose document the caller may see: what a key cannot
 // see does not exist for it (diff, status).
-func (c *Client) visibleSyncStates(ctx context.Context, repo string, paths []string) (map[string]SyncFileState, error) {
-	var filter *EntityFilter
+func (c *Client) visibleSyncStates(ctx context.Context, repo string, paths []string) (map[string]driver.SyncFileState, error) {
+	var filter *driver.EntityFilter
 	if c.principal != nil {
-		f, ok := c.principal.restrict(EntityFilter{IncludeArchived: true})
+		f, ok := c.principal.restrict(driver.EntityFilter{IncludeArchived: true})
 		if !ok {
-			return map[string]SyncFileState{}, nil
+			return map[string]driver.SyncFileState{}, nil
 		}
 		filter = &f
 	}
@@ -151,8 +152,8 @@ func (c *Client) visibleSyncStates(ctx context.Context, repo string, paths []str
 	return byPath(list), nil
 }
 
-func byPath(list []SyncFileState) map[string]SyncFileState {
-	out := make(map[string]SyncFileState, len(list))
+func byPath(list []driver.SyncFileState) map[string]driver.SyncFileState {
+	out := make(map[string]driver.SyncFileState, len(list))
 	for _, s := range list {
 		out[s.Path] = s
 	}
@@ -205,13 +206,13 @@ func (s *Sync) Diff(ctx context.Context, req syncproto.DiffRequest) (*syncproto.
 			res.ToUpload = append(res.ToUpload, syncproto.DiffItem{Path: f.Path, SHA: f.SHA, Reason: syncproto.ReasonChanged})
 		default:
 			res.Unchanged++
-			if st.Status == SyncStatusDeleted {
+			if st.Status == driver.SyncStatusDeleted {
 				res.ToRestore = append(res.ToRestore, f.Path)
 			}
 		}
 	}
 	for p, st := range states {
-		if _, ok := want[p]; !ok && st.Status == SyncStatusSynced {
+		if _, ok := want[p]; !ok && st.Status == driver.SyncStatusSynced {
 			res.ToDelete = append(res.ToDelete, p)
 		}
 	}
@@ -222,7 +223,7 @@ func (s *Sync) Diff(ctx context.Context, req syncproto.DiffRequest) (*syncproto.
 // syncDocument builds the write of one uploaded file: a new document, or
 // an update of the file's document (restoring it when archived). It
 // returns nil ops when the file is already synced with this content.
-func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncproto.UploadFile, st *SyncFileState) (ops []BatchOp, created bool, err error) {
+func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncproto.UploadFile, st *driver.SyncFileState) (ops []driver.BatchOp, created bool, err error) {
 	now := c.now()
 	content := f.Content
 	if strings.TrimSpace(content) == "" {
@@ -233,7 +234,7 @@ func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncpro
 		title = strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
 	}
 	meta := map[string]any{"repo": repo, "path": f.Path, "title": title, "sha": f.SHA}
-	state := &SyncFileState{Repo: repo, Path: f.Path, SHA: f.SHA, Status: SyncStatusSynced, LastSynced: now}
+	state := &driver.SyncFileState{Repo: repo, Path: f.Path, SHA: f.SHA, Status: driver.SyncStatusSynced, LastSynced: now}
 	if st != nil {
 		cur, err := c.store.GetEntity(ctx, c.ws, st.EntityID)
 		if err != nil {
@@ -242,7 +243,7 @@ func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncpro
 		if !c.principal.canSee(cur) {
 			return nil, false, hiddenPath(field, f.Path)
 		}
-		if st.SHA == f.SHA && st.Status == SyncStatusSynced && cur.Status != StatusArchived {
+		if st.SHA == f.SHA && st.Status == driver.SyncStatusSynced && cur.Status != StatusArchived {
 			return nil, false, nil
 		}
 		next := cur.Clone()
@@ -255,7 +256,7 @@ func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncpro
 		next.Status = StatusActive
 		next.Version = cur.Version + 1
 		next.UpdatedAt = now
-		var chunks []ChunkInput
+		var chunks []driver.ChunkInput
 		if content != cur.Content {
 			next.Content = content
 			chunks = c.chunksFor(content)
@@ -263,7 +264,7 @@ func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncpro
 			next.ExtractionStatus = c.extractionStatusFor(next, false)
 		}
 		state.EntityID = cur.ID
-		return []BatchOp{
+		return []driver.BatchOp{
 			{Update: next, Expected: cur.Version, Chunks: chunks,
 				Audit: c.auditEntry("sync.update", cur.ID.String(), map[string]any{"repo": repo, "path": f.Path})},
 			{SyncState: state},
@@ -275,7 +276,7 @@ func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncpro
 		return nil, false, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	state.EntityID = e.ID
-	return []BatchOp{
+	return []driver.BatchOp{
 		{Create: e, Chunks: c.chunksFor(e.Content),
 			Audit: c.auditEntry("sync.create", e.ID.String(), map[string]any{"repo": repo, "path": f.Path})},
 		{SyncState: state},
@@ -348,11 +349,11 @@ func (s *Sync) Upload(ctx context.Context, req syncproto.UploadRequest) (*syncpr
 	return res, nil
 }
 
-func (c *Client) uploadOps(ctx context.Context, repo string, files []syncproto.UploadFile, states map[string]SyncFileState,
-	wrote func(created bool), unchanged func()) ([]BatchOp, error) {
-	var ops []BatchOp
+func (c *Client) uploadOps(ctx context.Context, repo string, files []syncproto.UploadFile, states map[string]driver.SyncFileState,
+	wrote func(created bool), unchanged func()) ([]driver.BatchOp, error) {
+	var ops []driver.BatchOp
 	for i, f := range files {
-		var st *SyncFileState
+		var st *driver.SyncFileState
 		if s, ok := states[f.Path]; ok {
 			st = &s
 		}
@@ -373,7 +374,7 @@ func (c *Client) uploadOps(ctx context.Context, repo string, files []syncproto.U
 // finalizeOps archives the documents of synced files missing from want
 // and restores archived documents whose file came back unchanged.
 // Archiving is deletion: it needs the delete scope.
-func (c *Client) finalizeOps(ctx context.Context, repo string, want map[string]string, states map[string]SyncFileState) (ops []BatchOp, deleted, restored, missing int, err error) {
+func (c *Client) finalizeOps(ctx context.Context, repo string, want map[string]string, states map[string]driver.SyncFileState) (ops []driver.BatchOp, deleted, restored, missing int, err error) {
 	now := c.now()
 	for p := range want {
 		if _, ok := states[p]; !ok {
@@ -391,9 +392,9 @@ func (c *Client) finalizeOps(ctx context.Context, repo string, want map[string]s
 		st := states[p]
 		sha, present := want[p]
 		switch {
-		case !present && st.Status == SyncStatusSynced:
+		case !present && st.Status == driver.SyncStatusSynced:
 			ids, act = append(ids, st.EntityID), append(act, p)
-		case present && st.Status == SyncStatusDeleted && sha == st.SHA:
+		case present && st.Status == driver.SyncStatusDeleted && sha == st.SHA:
 			ids, act = append(ids, st.EntityID), append(act, p)
 		}
 	}
@@ -417,7 +418,7 @@ func (c *Client) finalizeOps(ctx context.Context, repo string, want map[string]s
 		if !c.principal.canSee(cur) {
 			return nil, 0, 0, 0, hiddenPath("files", p)
 		}
-		if st.Status == SyncStatusSynced && cur.Status != StatusArchived && !c.principal.Has(ScopeDelete) {
+		if st.Status == driver.SyncStatusSynced && cur.Status != StatusArchived && !c.principal.Has(ScopeDelete) {
 			return nil, 0, 0, 0, fmt.Errorf("%s left the folder, and archiving its document needs the %q scope (this key lacks it; nothing was changed): %w",
 				p, ScopeDelete, ErrForbidden)
 		}
@@ -426,21 +427,21 @@ func (c *Client) finalizeOps(ctx context.Context, repo string, want map[string]s
 		state := st
 		state.LastSynced = now
 		op := "sync.archive"
-		if st.Status == SyncStatusSynced {
-			next.Status, state.Status = StatusArchived, SyncStatusDeleted
+		if st.Status == driver.SyncStatusSynced {
+			next.Status, state.Status = StatusArchived, driver.SyncStatusDeleted
 			deleted++
 		} else {
-			next.Status, state.Status = StatusActive, SyncStatusSynced
+			next.Status, state.Status = StatusActive, driver.SyncStatusSynced
 			op = "sync.restore"
 			restored++
 		}
 		if next.Status == cur.Status {
-			ops = append(ops, BatchOp{SyncState: &state})
+			ops = append(ops, driver.BatchOp{SyncState: &state})
 			continue
 		}
 		ops = append(ops,
-			BatchOp{Update: next, Expected: cur.Version, Audit: c.auditEntry(op, cur.ID.String(), map[string]any{"repo": repo, "path": p})},
-			BatchOp{SyncState: &state})
+			driver.BatchOp{Update: next, Expected: cur.Version, Audit: c.auditEntry(op, cur.ID.String(), map[string]any{"repo": repo, "path": p})},
+			driver.BatchOp{SyncState: &state})
 	}
 	return ops, deleted, restored, missing, nil
 }

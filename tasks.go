@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // Tasks are entities of type task with GTD fields: status (inbox, next,
@@ -98,7 +99,7 @@ func (c *Client) CreateTask(ctx context.Context, in TaskInput) (*Entity, error) 
 	if err := validateTaskStatus("status", in.Status); err != nil {
 		return nil, err
 	}
-	meta := cloneMetadata(in.Metadata)
+	meta := driver.CloneMetadata(in.Metadata)
 	if meta == nil {
 		meta = map[string]any{}
 	}
@@ -175,18 +176,18 @@ func (c *Client) ListTasks(ctx context.Context, opts TaskListOptions) (*ListPage
 	if err != nil {
 		return nil, err
 	}
-	var q FindQuery
+	var q driver.FindQuery
 	if opts.Context != "" {
 		if err := validateContext("context", opts.Context); err != nil {
 			return nil, err
 		}
-		q.Meta = append(q.Meta, MetaCond{Key: metaContext, Op: MetaEq, Value: opts.Context})
+		q.Meta = append(q.Meta, driver.MetaCond{Key: metaContext, Op: driver.MetaEq, Value: opts.Context})
 	}
 	if !opts.DueBefore.IsZero() {
-		q.Meta = append(q.Meta, MetaCond{Key: metaDueDate, Op: MetaLT, Value: formatMetaTime(opts.DueBefore)})
+		q.Meta = append(q.Meta, driver.MetaCond{Key: metaDueDate, Op: driver.MetaLT, Value: formatMetaTime(opts.DueBefore)})
 	}
 	if !opts.DueAfter.IsZero() {
-		q.Meta = append(q.Meta, MetaCond{Key: metaDueDate, Op: MetaGT, Value: formatMetaTime(opts.DueAfter)})
+		q.Meta = append(q.Meta, driver.MetaCond{Key: metaDueDate, Op: driver.MetaGT, Value: formatMetaTime(opts.DueAfter)})
 	}
 	page := &ListPage{Items: []*Entity{}, Limit: opts.Limit, Offset: opts.Offset}
 	f, ok := c.principal.restrict(f)
@@ -237,7 +238,7 @@ func (c *Client) UpdateTask(ctx context.Context, id uuid.UUID, in TaskUpdate) (*
 		return nil, fmt.Errorf("update task: %w", err)
 	}
 	up := UpdateInput{Version: in.Version, Content: in.Content, Tags: in.Tags, Visibility: in.Visibility, Owner: in.Owner}
-	meta := cloneMetadata(in.Metadata)
+	meta := driver.CloneMetadata(in.Metadata)
 	if meta == nil {
 		meta = map[string]any{}
 	}

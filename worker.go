@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/postgram-go/postgram/driver"
 )
 
 // EnrichStats counts the work one EnrichPending call did.
@@ -108,8 +110,8 @@ func (c *core) enrichOnce(ctx context.Context) (EnrichStats, int, error) {
 			vecs[r.job][r.chunk] = out[k-start]
 		}
 	}
-	var done []EmbedResult
-	var bad []EmbedJob
+	var done []driver.EmbedResult
+	var bad []driver.EmbedJob
 	var badErr error
 	for i, j := range jobs {
 		if failed[i] != nil {
@@ -117,7 +119,7 @@ func (c *core) enrichOnce(ctx context.Context) (EnrichStats, int, error) {
 			badErr = failed[i]
 			continue
 		}
-		r := EmbedResult{EntityID: j.EntityID, Generation: j.Generation, Vectors: vecs[i]}
+		r := driver.EmbedResult{EntityID: j.EntityID, Generation: j.Generation, Vectors: vecs[i]}
 		for _, ch := range j.Chunks {
 			r.ChunkIDs = append(r.ChunkIDs, ch.ID)
 		}
@@ -184,7 +186,7 @@ func (c *Client) Start(ctx context.Context) error {
 			})
 		}()
 	}
-	if n, ok := c.store.(Notifier); ok {
+	if n, ok := c.store.(driver.Notifier); ok {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -210,17 +212,17 @@ func (c *Client) Start(ctx context.Context) error {
 }
 
 // onEvent handles the store's change feed.
-func (c *core) onEvent(ev Event) {
+func (c *core) onEvent(ev driver.Event) {
 	switch ev.Kind {
-	case EventConnected:
+	case driver.EventConnected:
 		// Anything may have happened while disconnected.
 		c.keys.invalidate(true)
 		c.wake()
-	case EventDisconnected:
+	case driver.EventDisconnected:
 		c.keys.invalidate(false)
-	case EventKeyRevoked:
+	case driver.EventKeyRevoked:
 		c.keys.invalidate(true)
-	case EventWork:
+	case driver.EventWork:
 		c.wake()
 	}
 }

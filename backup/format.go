@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // FormatName and FormatVersion identify the format.
@@ -77,12 +78,12 @@ const (
 
 // tableOf maps a record kind to the manifest table it counts in.
 var tableOf = map[byte]string{
-	kindModel:    postgram.BackupModels,
-	kindEntity:   postgram.BackupEntities,
-	kindEdge:     postgram.BackupEdges,
-	kindKey:      postgram.BackupKeys,
-	kindAudit:    postgram.BackupAuditLog,
-	kindSyncFile: postgram.BackupSyncFiles,
+	kindModel:    driver.BackupModels,
+	kindEntity:   driver.BackupEntities,
+	kindEdge:     driver.BackupEdges,
+	kindKey:      driver.BackupKeys,
+	kindAudit:    driver.BackupAuditLog,
+	kindSyncFile: driver.BackupSyncFiles,
 }
 
 // maxRecordBytes bounds one record's JSON or vectors: larger is corrupt.
@@ -117,5 +118,5 @@ type Manifest struct {
 }
 
 // Tables lists the manifest's tables in restore order.
-var Tables = []string{postgram.BackupModels, postgram.BackupEntities, postgram.BackupChunks, postgram.BackupVectors,
-	postgram.BackupEdges, postgram.BackupKeys, postgram.BackupAuditLog, postgram.BackupSyncFiles}
+var Tables = []string{driver.BackupModels, driver.BackupEntities, driver.BackupChunks, driver.BackupVectors,
+	driver.BackupEdges, driver.BackupKeys, driver.BackupAuditLog, driver.BackupSyncFiles}

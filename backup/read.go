@@ -21,6 +21,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // Errors a backup can be refused with (wrapped with details).
@@ -206,12 +207,12 @@ func (r *Reader) readErr(err error) error {
 
 // Records receives a backup's records (Reader.Each). Nil fields skip.
 type Records struct {
-	Model    func(*postgram.BackupModel) error
-	Entity   func(*postgram.BackupEntity) error
-	Edge     func(*postgram.BackupEdge) error
-	Key      func(*postgram.BackupKey) error
-	Audit    func(*postgram.BackupAudit) error
-	SyncFile func(*postgram.BackupSyncFile) error
+	Model    func(*driver.BackupModel) error
+	Entity   func(*driver.BackupEntity) error
+	Edge     func(*driver.BackupEdge) error
+	Key      func(*driver.BackupKey) error
+	Audit    func(*driver.BackupAudit) error
+	SyncFile func(*driver.BackupSyncFile) error
 }
 
 // Each reads every record to the manifest, calling recs, and returns the
@@ -236,7 +237,7 @@ func (r *Reader) dispatch(kind byte, js, vec []byte, recs Records) error {
 	bad := func(err error) error { return fmt.Errorf("%w: %s record: %v", ErrCorrupt, tableOf[kind], err) }
 	switch kind {
 	case kindModel:
-		var m postgram.BackupModel
+		var m driver.BackupModel
 		if err := json.Unmarshal(js, &m); err != nil {
 			return bad(err)
 		}
@@ -246,7 +247,7 @@ func (r *Reader) dispatch(kind byte, js, vec []byte, recs Records) error {
 		}
 	case kindEntity:
 		var line struct {
-			postgram.BackupEntity
+			driver.BackupEntity
 			Dims []int `json:"dims"`
 		}
 		if err := json.Unmarshal(js, &line); err != nil {
@@ -258,7 +259,7 @@ func (r *Reader) dispatch(kind byte, js, vec []byte, recs Records) error {
 		}
 		off := 0
 		for i, d := range line.Dims {
-			r.dec.counts[postgram.BackupChunks]++
+			r.dec.counts[driver.BackupChunks]++
 			if d == 0 {
 				continue
 			}
@@ -271,7 +272,7 @@ func (r *Reader) dispatch(kind byte, js, vec []byte, recs Records) error {
 			}
 			off += 4 * d
 			e.Chunks[i].Embedding = v
-			r.dec.counts[postgram.BackupVectors]++
+			r.dec.counts[driver.BackupVectors]++
 		}
 		if off != len(vec) {
 			return bad(fmt.Errorf("entity %s: %d bytes of embeddings left over", e.Entity.ID, len(vec)-off))
@@ -280,7 +281,7 @@ func (r *Reader) dispatch(kind byte, js, vec []byte, recs Records) error {
 			return recs.Entity(e)
 		}
 	case kindEdge:
-		var ed postgram.BackupEdge
+		var ed driver.BackupEdge
 		if err := json.Unmarshal(js, &ed); err != nil {
 			return bad(err)
 		}
@@ -288,7 +289,7 @@ func (r *Reader) dispatch(kind byte, js, vec []byte, recs Records) error {
 			return recs.Edge(&ed)
 		}
 	case kindKey:
-		var k postgram.BackupKey
+		var k driver.BackupKey
 		if err := json.Unmarshal(js, &k); err != nil {
 			return bad(err)
 		}
@@ -296,7 +297,7 @@ func (r *Reader) dispatch(kind byte, js, vec []byte, recs Records) error {
 			return recs.Key(&k)
 		}
 	case kindAudit:
-		var a postgram.BackupAudit
+		var a driver.BackupAudit
 		if err := json.Unmarshal(js, &a); err != nil {
 			return bad(err)
 		}
@@ -304,7 +305,7 @@ func (r *Reader) dispatch(kind byte, js, vec []byte, recs Records) error {
 			return recs.Audit(&a)
 		}
 	case kindSyncFile:
-		var f postgram.BackupSyncFile
+		var f driver.BackupSyncFile
 		if err := json.Unmarshal(js, &f); err != nil {
 			return bad(err)
 		}
@@ -342,7 +343,7 @@ func (r *Reader) finish(js []byte) (*Manifest, error) {
 func (d *decoder) sums() map[string]string {
 	out := map[string]string{}
 	for t, h := range d.tables {
-		if t == postgram.BackupChunks || t == postgram.BackupVectors {
+		if t == driver.BackupChunks || t == driver.BackupVectors {
 			continue
 		}
 		out[t] = hex.EncodeToString(h.Sum(nil))
@@ -376,7 +377,7 @@ func compare(m *Manifest, counts map[string]int64, sums map[string]string) error
 
 // Verify reads st back (one snapshot) and checks that it holds exactly
 // what the manifest describes: counts and per-table checksums.
-func Verify(ctx context.Context, st postgram.BackupStorage, m *Manifest) error {
+func Verify(ctx context.Context, st driver.BackupStorage, m *Manifest) error {
 	enc := newEncoder(io.Discard)
 	if err := st.ReadBackup(ctx, enc.sink()); err != nil {
 		return fmt.Errorf("backup: verify: %w", err)

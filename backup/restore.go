@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // Batch sizes of a restore: entities (with chunks) and other rows per
@@ -20,15 +20,15 @@ const (
 // then builds its deferred indexes. It returns the manifest once the
 // stream matched it; st then holds the backup, but the caller must still
 // Verify it. On error st holds part of the backup and must be discarded.
-func Restore(ctx context.Context, r *Reader, st postgram.BackupStorage) (*Manifest, error) {
+func Restore(ctx context.Context, r *Reader, st driver.BackupStorage) (*Manifest, error) {
 	var (
-		models   []postgram.BackupModel
-		entities []*postgram.BackupEntity
+		models   []driver.BackupModel
+		entities []*driver.BackupEntity
 		entBytes int
-		edges    []postgram.BackupEdge
-		keys     []postgram.BackupKey
-		audit    []postgram.BackupAudit
-		files    []postgram.BackupSyncFile
+		edges    []driver.BackupEdge
+		keys     []driver.BackupKey
+		audit    []driver.BackupAudit
+		files    []driver.BackupSyncFile
 	)
 	flushModels := func() error {
 		if len(models) == 0 {
@@ -91,11 +91,11 @@ func Restore(ctx context.Context, r *Reader, st postgram.BackupStorage) (*Manife
 	}
 	flushAll := func() error { return before(len(order)) }
 	m, err := r.Each(Records{
-		Model: func(m *postgram.BackupModel) error {
+		Model: func(m *driver.BackupModel) error {
 			models = append(models, *m)
 			return nil
 		},
-		Entity: func(e *postgram.BackupEntity) error {
+		Entity: func(e *driver.BackupEntity) error {
 			if err := before(1); err != nil {
 				return err
 			}
@@ -108,7 +108,7 @@ func Restore(ctx context.Context, r *Reader, st postgram.BackupStorage) (*Manife
 			}
 			return ctx.Err()
 		},
-		Edge: func(e *postgram.BackupEdge) error {
+		Edge: func(e *driver.BackupEdge) error {
 			if err := before(2); err != nil {
 				return err
 			}
@@ -118,14 +118,14 @@ func Restore(ctx context.Context, r *Reader, st postgram.BackupStorage) (*Manife
 			}
 			return nil
 		},
-		Key: func(k *postgram.BackupKey) error {
+		Key: func(k *driver.BackupKey) error {
 			if err := before(3); err != nil {
 				return err
 			}
 			keys = append(keys, *k)
 			return nil
 		},
-		Audit: func(a *postgram.BackupAudit) error {
+		Audit: func(a *driver.BackupAudit) error {
 			if err := before(4); err != nil {
 				return err
 			}
@@ -135,7 +135,7 @@ func Restore(ctx context.Context, r *Reader, st postgram.BackupStorage) (*Manife
 			}
 			return nil
 		},
-		SyncFile: func(f *postgram.BackupSyncFile) error {
+		SyncFile: func(f *driver.BackupSyncFile) error {
 			if err := before(5); err != nil {
 				return err
 			}

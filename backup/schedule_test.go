@@ -13,6 +13,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )
@@ -23,7 +24,7 @@ type failing struct {
 	fail bool
 }
 
-func (f *failing) ReadBackup(ctx context.Context, sink postgram.BackupSink) error {
+func (f *failing) ReadBackup(ctx context.Context, sink driver.BackupSink) error {
 	if f.fail {
 		return errors.New("disk on fire")
 	}
@@ -111,7 +112,7 @@ func TestScheduler(t *testing.T) {
 		m, err := backup.Scan(r)
 		r.Close()
 		fh.Close()
-		if err != nil || m.Counts[postgram.BackupEntities] != 1 {
+		if err != nil || m.Counts[driver.BackupEntities] != 1 {
 			t.Fatalf("%s: %+v %v", f, m, err)
 		}
 	}

@@ -23,11 +23,12 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // Source is a store that can be backed up.
 type Source interface {
-	postgram.BackupStorage
+	driver.BackupStorage
 	Name() string
 }
 
@@ -95,14 +96,14 @@ func (e *encoder) record(kind byte, v any, vec []byte) error {
 // entityLine is an entity record's JSON: the entity, and the length of
 // each chunk's embedding in the record's vectors (0: none).
 type entityLine struct {
-	*postgram.BackupEntity
+	*driver.BackupEntity
 	Dims []int `json:"dims"`
 }
 
 // sink returns the BackupSink that encodes every record.
-func (e *encoder) sink() postgram.BackupSink {
-	return postgram.BackupSink{
-		Model: func(m *postgram.BackupModel) error {
+func (e *encoder) sink() driver.BackupSink {
+	return driver.BackupSink{
+		Model: func(m *driver.BackupModel) error {
 			if m.Active {
 				mi := m.ModelInfo
 				e.model = &mi
@@ -110,7 +111,7 @@ func (e *encoder) sink() postgram.BackupSink {
 			m.CreatedAt = m.CreatedAt.UTC()
 			return e.record(kindModel, m, nil)
 		},
-		Entity: func(r *postgram.BackupEntity) error {
+		Entity: func(r *driver.BackupEntity) error {
 			meta, err := canonicalJSON(r.Metadata)
 			if err != nil {
 				return fmt.Errorf("metadata of entity %s: %w", r.Entity.ID, err)
@@ -130,22 +131,22 @@ func (e *encoder) sink() postgram.BackupSink {
 				for _, f := range c.Embedding {
 					vec = binary.LittleEndian.AppendUint32(vec, math.Float32bits(f))
 				}
-				e.counts[postgram.BackupVectors]++
+				e.counts[driver.BackupVectors]++
 			}
 			e.vec = vec
-			e.counts[postgram.BackupChunks] += int64(len(r.Chunks))
+			e.counts[driver.BackupChunks] += int64(len(r.Chunks))
 			return e.record(kindEntity, entityLine{BackupEntity: r, Dims: dims}, vec)
 		},
-		Edge: func(ed *postgram.BackupEdge) error {
+		Edge: func(ed *driver.BackupEdge) error {
 			ed.Confidence = float32Value(ed.Confidence)
 			if ed.Metadata == nil {
 				ed.Metadata = map[string]any{}
 			}
 			return e.record(kindEdge, ed, nil)
 		},
-		Key:   func(k *postgram.BackupKey) error { return e.record(kindKey, k, nil) },
-		Audit: func(a *postgram.BackupAudit) error { return e.record(kindAudit, a, nil) },
-		SyncFile: func(f *postgram.BackupSyncFile) error {
+		Key:   func(k *driver.BackupKey) error { return e.record(kindKey, k, nil) },
+		Audit: func(a *driver.BackupAudit) error { return e.record(kindAudit, a, nil) },
+		SyncFile: func(f *driver.BackupSyncFile) error {
 			return e.record(kindSyncFile, f, nil)
 		},
 	}
@@ -155,7 +156,7 @@ func (e *encoder) sink() postgram.BackupSink {
 func (e *encoder) sums() map[string]string {
 	out := make(map[string]string, len(e.tables))
 	for t, h := range e.tables {
-		if t == postgram.BackupChunks || t == postgram.BackupVectors {
+		if t == driver.BackupChunks || t == driver.BackupVectors {
 			continue // inside the entities' records
 		}
 		out[t] = hex.EncodeToString(h.Sum(nil))

@@ -71,6 +71,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // FormatName and FormatVersion identify the file format.
@@ -193,7 +194,7 @@ func Export(ctx context.Context, adm *postgram.Admin, w io.Writer, opts ExportOp
 			opts.Progress(done)
 		}
 	}
-	err = st.ExportWorkspace(ctx, ws, modelID, func(r *postgram.EntityRecord) error {
+	err = st.ExportWorkspace(ctx, ws, modelID, func(r *driver.EntityRecord) error {
 		line := toEntityLine(r)
 		n.Entities++
 		n.Chunks += len(line.Chunks)
@@ -236,7 +237,7 @@ func Export(ctx context.Context, adm *postgram.Admin, w io.Writer, opts ExportOp
 
 // audit records an export or import in the store's audit log. An export
 // or import that cannot be audited fails.
-func audit(ctx context.Context, st postgram.Storage, ws, op string, details map[string]any, now func() time.Time) error {
+func audit(ctx context.Context, st driver.Storage, ws, op string, details map[string]any, now func() time.Time) error {
 	err := st.AppendAudit(ctx, ws, &postgram.AuditEntry{ID: uuid.New(), At: now().UTC().Truncate(time.Microsecond),
 		Operation: op, Details: details})
 	if err != nil {
@@ -245,7 +246,7 @@ func audit(ctx context.Context, st postgram.Storage, ws, op string, details map[
 	return nil
 }
 
-func toEntityLine(r *postgram.EntityRecord) *entityLine {
+func toEntityLine(r *driver.EntityRecord) *entityLine {
 	e := &r.Entity
 	meta := r.Metadata
 	if len(meta) == 0 {
@@ -446,11 +447,11 @@ func strictUnmarshal(b []byte, v any) error {
 
 // pendingEntity is an entity read but not yet written.
 type pendingEntity struct {
-	rec  *postgram.EntityRecord
+	rec  *driver.EntityRecord
 	line int
 }
 
-func run(ctx context.Context, st postgram.Storage, ws string, r io.Reader, opts ImportOptions, dry bool) (ImportStats, error) {
+func run(ctx context.Context, st driver.Storage, ws string, r io.Reader, opts ImportOptions, dry bool) (ImportStats, error) {
 	var stats ImportStats
 	lr := &lineReader{r: bufio.NewReaderSize(r, 1<<20)}
 	first, err := lr.next()
@@ -504,7 +505,7 @@ func run(ctx context.Context, st postgram.Storage, ws string, r io.Reader, opts 
 			}
 			return nil
 		}
-		recs := make([]*postgram.EntityRecord, len(batch))
+		recs := make([]*driver.EntityRecord, len(batch))
 		for i, p := range batch {
 			recs[i] = p.rec
 		}
@@ -679,7 +680,7 @@ func parseHeader(b []byte) (Header, error) {
 // targetModel returns the target's model id for the file's embeddings (0
 // when none are imported), making the file's model active on a store that
 // has none (not when dry).
-func targetModel(ctx context.Context, st postgram.Storage, h Header, withVectors, dry bool) (int64, error) {
+func targetModel(ctx context.Context, st driver.Storage, h Header, withVectors, dry bool) (int64, error) {
 	if !withVectors {
 		return 0, nil
 	}
@@ -714,7 +715,7 @@ func validText(field, s string) error {
 
 // parseEntity decodes and checks an entity line and applies the import's
 // enrichment rules. It returns the number of chunks carrying embeddings.
-func parseEntity(b []byte, h Header, withVectors bool) (*postgram.EntityRecord, int, error) {
+func parseEntity(b []byte, h Header, withVectors bool) (*driver.EntityRecord, int, error) {
 	var l entityLine
 	if err := strictUnmarshal(b, &l); err != nil {
 		return nil, 0, fmt.Errorf("%w: bad entity: %s", postgram.ErrInvalidArgument, shortErr(err))
@@ -757,7 +758,7 @@ func parseEntity(b []byte, h Header, withVectors bool) (*postgram.EntityRecord, 
 	if len(meta) == 0 || meta[0] != '{' || bytes.Contains(meta, []byte(`\u0000`)) {
 		return nil, 0, bad("metadata must be a JSON object without NUL characters")
 	}
-	rec := &postgram.EntityRecord{Metadata: json.RawMessage(meta), Chunks: make([]postgram.ChunkRecord, len(l.Chunks))}
+	rec := &driver.EntityRecord{Metadata: json.RawMessage(meta), Chunks: make([]driver.ChunkRecord, len(l.Chunks))}
 	rec.Entity = postgram.Entity{ID: l.ID, Type: l.Type, Content: l.Content, Visibility: l.Visibility, Owner: l.Owner, Status: l.Status,
 		Tags: l.Tags, Source: l.Source, Version: l.Version, ClientID: l.ClientID,
 		EnrichmentStatus: l.EnrichmentStatus, EnrichmentAttempts: l.EnrichmentAttempts, EnrichmentError: l.EnrichmentError,
@@ -779,7 +780,7 @@ func parseEntity(b []byte, h Header, withVectors bool) (*postgram.EntityRecord, 
 		if err := validText(fmt.Sprintf("chunk %d content", i), c.Content); err != nil {
 			return nil, 0, bad("%v", err)
 		}
-		rec.Chunks[i] = postgram.ChunkRecord{ID: c.ID, Index: c.Index, Content: c.Content, Start: c.Start, End: c.End}
+		rec.Chunks[i] = driver.ChunkRecord{ID: c.ID, Index: c.Index, Content: c.Content, Start: c.Start, End: c.End}
 		if c.Embedding == nil {
 			continue
 		}

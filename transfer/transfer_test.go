@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
@@ -25,7 +26,7 @@ import (
 
 const dims = 64
 
-func openSQLite(t *testing.T) postgram.Storage {
+func openSQLite(t *testing.T) driver.Storage {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "p.db")})
@@ -39,7 +40,7 @@ func openSQLite(t *testing.T) postgram.Storage {
 	return st
 }
 
-func openPostgres(t *testing.T) postgram.Storage {
+func openPostgres(t *testing.T) driver.Storage {
 	t.Helper()
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, postgres.Config{URL: pgtest.Schema(t)})
@@ -57,7 +58,7 @@ func openPostgres(t *testing.T) postgram.Storage {
 // and status (archived ones included), metadata, tags, a client id,
 // multi-chunk content, embeddings for most entities (some left pending)
 // and manual and derived edges.
-func populate(t *testing.T, st postgram.Storage) []uuid.UUID {
+func populate(t *testing.T, st driver.Storage) []uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
 	clock := time.Date(2024, 5, 6, 7, 8, 9, 123456000, time.UTC)
@@ -134,11 +135,11 @@ func ptr[T any](v T) *T { return &v }
 // snapshot reads everything ExportWorkspace yields, with the active
 // model's embeddings.
 type snapshot struct {
-	Entities []*postgram.EntityRecord
+	Entities []*driver.EntityRecord
 	Edges    []postgram.Edge
 }
 
-func read(t *testing.T, st postgram.Storage, ws string) snapshot {
+func read(t *testing.T, st driver.Storage, ws string) snapshot {
 	t.Helper()
 	ctx := context.Background()
 	id, _, _, err := st.ActiveModel(ctx)
@@ -146,7 +147,7 @@ func read(t *testing.T, st postgram.Storage, ws string) snapshot {
 		t.Fatal(err)
 	}
 	var s snapshot
-	err = st.ExportWorkspace(ctx, ws, id, func(r *postgram.EntityRecord) error {
+	err = st.ExportWorkspace(ctx, ws, id, func(r *driver.EntityRecord) error {
 		s.Entities = append(s.Entities, r)
 		return nil
 	}, func(e *postgram.Edge) error {
@@ -169,7 +170,7 @@ var metadataAsValue = cmp.Transformer("json", func(m json.RawMessage) any {
 	return v
 })
 
-func export(t *testing.T, st postgram.Storage, opts transfer.ExportOptions) []byte {
+func export(t *testing.T, st driver.Storage, opts transfer.ExportOptions) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if _, err := transfer.Export(context.Background(), adminFor(t, st), &buf, opts); err != nil {
@@ -178,7 +179,7 @@ func export(t *testing.T, st postgram.Storage, opts transfer.ExportOptions) []by
 	return buf.Bytes()
 }
 
-func importInto(t *testing.T, st postgram.Storage, data []byte, opts transfer.ImportOptions) transfer.ImportStats {
+func importInto(t *testing.T, st driver.Storage, data []byte, opts transfer.ImportOptions) transfer.ImportStats {
 	t.Helper()
 	s, err := transfer.Import(context.Background(), adminFor(t, st), bytes.NewReader(data), opts)
 	if err != nil {
@@ -241,7 +242,7 @@ func TestRoundTrip(t *testing.T) {
 
 	// Search answers the same everywhere; pending entities get embedded on
 	// the copy.
-	for _, st := range []postgram.Storage{src, pg, back} {
+	for _, st := range []driver.Storage{src, pg, back} {
 		c, err := postgram.New(ctx, postgram.Config{Store: st, Embedder: postgramtest.NewEmbedder(dims)})
 		if err != nil {
 			t.Fatal(err)
@@ -383,7 +384,7 @@ func TestBadInput(t *testing.T) {
 // auditFails is a real store whose audit log refuses appends after the
 // first ok ones (a full disk, a revoked privilege).
 type auditFails struct {
-	postgram.Storage
+	driver.Storage
 	ok int
 }
 
@@ -404,7 +405,7 @@ func TestAuditFailureFails(t *testing.T) {
 	ctx := context.Background()
 	for _, backend := range []struct {
 		name string
-		open func(*testing.T) postgram.Storage
+		open func(*testing.T) driver.Storage
 	}{{"sqlite", openSQLite}, {"postgres", openPostgres}} {
 		t.Run(backend.name, func(t *testing.T) {
 			src := backend.open(t)
@@ -445,7 +446,7 @@ func TestAuditFailureFails(t *testing.T) {
 }
 
 // adminFor is the operator API of st's default workspace.
-func adminFor(t testing.TB, st postgram.Storage) *postgram.Admin {
+func adminFor(t testing.TB, st driver.Storage) *postgram.Admin {
 	t.Helper()
 	c, err := postgram.New(context.Background(), postgram.Config{Store: st})
 	if err != nil {

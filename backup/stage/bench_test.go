@@ -15,6 +15,7 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
 	"github.com/postgram-go/postgram/backup/stage"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // BenchmarkBackupRestore backs up and restores a SQLite fixture of
@@ -32,15 +33,15 @@ func BenchmarkBackupRestore(b *testing.B) {
 	st := openSQLite(&testing.T{}, filepath.Join(dir, "src.db"))
 	defer st.Close()
 	const d = 1536
-	if err := st.RestoreModels(ctx, []postgram.BackupModel{{ID: 1, ModelInfo: postgram.ModelInfo{Provider: "test", Name: "bench", Dimensions: d}, Active: true, CreatedAt: time.Now()}}); err != nil {
+	if err := st.RestoreModels(ctx, []driver.BackupModel{{ID: 1, ModelInfo: postgram.ModelInfo{Provider: "test", Name: "bench", Dimensions: d}, Active: true, CreatedAt: time.Now()}}); err != nil {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := []string{"orion", "ledger", "kestrel", "harbor", "quartz", "meadow", "migration", "invoice", "design", "review"}
-	var batch []*postgram.BackupEntity
+	var batch []*driver.BackupEntity
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	for i := range n {
-		e := &postgram.BackupEntity{Workspace: "default", ChunkGeneration: 1, Metadata: []byte(`{"n":` + strconv.Itoa(i) + `}`)}
+		e := &driver.BackupEntity{Workspace: "default", ChunkGeneration: 1, Metadata: []byte(`{"n":` + strconv.Itoa(i) + `}`)}
 		e.Entity = postgram.Entity{ID: uuid.New(), Type: postgram.TypeMemory, Visibility: postgram.VisibilityPersonal, Status: postgram.StatusActive,
 			Version: 1, EnrichmentStatus: postgram.StageCompleted, ExtractionStatus: postgram.StageSkipped, CreatedAt: now, UpdatedAt: now, Tags: []string{}}
 		chunks := 1
@@ -57,7 +58,7 @@ func BenchmarkBackupRestore(b *testing.B) {
 			for j := range v {
 				v[j] = rng.Float32()*2 - 1
 			}
-			e.Chunks = append(e.Chunks, postgram.BackupChunk{ID: uuid.New(), Index: c, Content: text, ModelID: 1, Embedding: v})
+			e.Chunks = append(e.Chunks, driver.BackupChunk{ID: uuid.New(), Index: c, Content: text, ModelID: 1, Embedding: v})
 		}
 		batch = append(batch, e)
 		if len(batch) == 500 || i == n-1 {
@@ -97,8 +98,8 @@ func BenchmarkBackupRestore(b *testing.B) {
 			r.Close()
 			f.Close()
 			rt := time.Since(start)
-			b.Logf("entities=%d chunks=%d encrypted=%v backup=%.1fs size=%.1fMiB restore=%.1fs", m.Counts[postgram.BackupEntities],
-				m.Counts[postgram.BackupChunks], enc, bt.Seconds(), float64(fi.Size())/(1<<20), rt.Seconds())
+			b.Logf("entities=%d chunks=%d encrypted=%v backup=%.1fs size=%.1fMiB restore=%.1fs", m.Counts[driver.BackupEntities],
+				m.Counts[driver.BackupChunks], enc, bt.Seconds(), float64(fi.Size())/(1<<20), rt.Seconds())
 		}
 	}
 }

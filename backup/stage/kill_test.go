@@ -14,6 +14,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/postgramtest"
 )
 
@@ -29,9 +30,9 @@ const (
 // the backup while it writes.
 type slowSource struct{ backup.Source }
 
-func (s slowSource) ReadBackup(ctx context.Context, sink postgram.BackupSink) error {
+func (s slowSource) ReadBackup(ctx context.Context, sink driver.BackupSink) error {
 	entity := sink.Entity
-	sink.Entity = func(e *postgram.BackupEntity) error {
+	sink.Entity = func(e *driver.BackupEntity) error {
 		time.Sleep(20 * time.Millisecond)
 		return entity(e)
 	}
@@ -123,10 +124,10 @@ type failingSource struct{ backup.Source }
 
 var errMidway = errors.New("no space left on device")
 
-func (s failingSource) ReadBackup(ctx context.Context, sink postgram.BackupSink) error {
+func (s failingSource) ReadBackup(ctx context.Context, sink driver.BackupSink) error {
 	n := 0
 	entity := sink.Entity
-	sink.Entity = func(e *postgram.BackupEntity) error {
+	sink.Entity = func(e *driver.BackupEntity) error {
 		if n++; n > 1 {
 			return errMidway
 		}

@@ -21,13 +21,14 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // Store is what a staging store offers: the backup seam and the storage
 // the smoke search runs against.
 type Store interface {
-	postgram.Storage
-	postgram.BackupStorage
+	driver.Storage
+	driver.BackupStorage
 }
 
 // Target is a store that a backup can be restored into.
@@ -150,7 +151,7 @@ func Restore(ctx context.Context, r *backup.Reader, target Target, opts Options)
 
 func nonEmpty(c map[string]int64) string {
 	var parts []string
-	for _, t := range []string{postgram.BackupEntities, postgram.BackupEdges, postgram.BackupKeys, postgram.BackupAuditLog, postgram.BackupSyncFiles} {
+	for _, t := range []string{driver.BackupEntities, driver.BackupEdges, driver.BackupKeys, driver.BackupAuditLog, driver.BackupSyncFiles} {
 		if c[t] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[t], t))
 		}
@@ -184,7 +185,7 @@ type sampling struct {
 	s **sample
 }
 
-func (w sampling) RestoreEntities(ctx context.Context, recs []*postgram.BackupEntity) error {
+func (w sampling) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity) error {
 	if *w.s == nil {
 		for _, r := range recs {
 			if r.Entity.Status == postgram.StatusArchived {
@@ -230,8 +231,8 @@ func firstWord(content string) string {
 // check finds the sampled chunk by keyword and, when it has an
 // embedding, by vector.
 func (s *sample) check(ctx context.Context, st Store) error {
-	f := postgram.EntityFilter{IncludeArchived: true}
-	hits, err := st.KeywordProbe(ctx, s.ws, postgram.KeywordQuery{Filter: f, Terms: []string{s.term}, Mode: postgram.ProbeAll, Limit: 100000, Bare: true})
+	f := driver.EntityFilter{IncludeArchived: true}
+	hits, err := st.KeywordProbe(ctx, s.ws, driver.KeywordQuery{Filter: f, Terms: []string{s.term}, Mode: driver.ProbeAll, Limit: 100000, Bare: true})
 	if err != nil {
 		return fmt.Errorf("keyword search for %q: %w", s.term, err)
 	}
@@ -245,7 +246,7 @@ func (s *sample) check(ctx context.Context, st Store) error {
 	if s.vector == nil {
 		return nil
 	}
-	vr, err := st.VectorSearch(ctx, s.ws, postgram.VectorQuery{Filter: f, ModelID: s.modelID, Vector: s.vector, Limit: 5, Strategy: postgram.StrategyExact})
+	vr, err := st.VectorSearch(ctx, s.ws, driver.VectorQuery{Filter: f, ModelID: s.modelID, Vector: s.vector, Limit: 5, Strategy: postgram.StrategyExact})
 	if err != nil {
 		return fmt.Errorf("vector search: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
 	"github.com/postgram-go/postgram/backup/stage"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
@@ -29,8 +30,8 @@ import (
 const dims = 32
 
 type store interface {
-	postgram.Storage
-	postgram.BackupStorage
+	driver.Storage
+	driver.BackupStorage
 }
 
 func openSQLite(t *testing.T, path string) *sqlite.Store {
@@ -61,7 +62,7 @@ func openPostgres(t *testing.T, dsn string) *postgres.Store {
 	return st
 }
 
-func client(t *testing.T, st postgram.Storage) *postgram.Client {
+func client(t *testing.T, st driver.Storage) *postgram.Client {
 	t.Helper()
 	c, err := postgram.New(context.Background(), postgram.Config{Store: st, Embedder: postgramtest.NewEmbedder(dims)})
 	if err != nil {
@@ -208,8 +209,8 @@ func TestRestoreDrill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Counts[postgram.BackupEntities] < 6 || m.Counts[postgram.BackupKeys] != 1 || m.Counts[postgram.BackupSyncFiles] != 1 ||
-				m.Counts[postgram.BackupEdges] < 1 || m.Counts[postgram.BackupAuditLog] < 1 || m.Counts[postgram.BackupVectors] < 6 {
+			if m.Counts[driver.BackupEntities] < 6 || m.Counts[driver.BackupKeys] != 1 || m.Counts[driver.BackupSyncFiles] != 1 ||
+				m.Counts[driver.BackupEdges] < 1 || m.Counts[driver.BackupAuditLog] < 1 || m.Counts[driver.BackupVectors] < 6 {
 				t.Fatalf("manifest counts %v", m.Counts)
 			}
 			raw, _ := os.ReadFile(path)
@@ -236,7 +237,7 @@ func TestRestoreDrill(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if res.Manifest.Counts[postgram.BackupEntities] != m.Counts[postgram.BackupEntities] {
+					if res.Manifest.Counts[driver.BackupEntities] != m.Counts[driver.BackupEntities] {
 						t.Fatalf("restored %v, backed up %v", res.Manifest.Counts, m.Counts)
 					}
 					rst := open()
@@ -343,7 +344,7 @@ func TestBadBackups(t *testing.T) {
 	}
 	// The target is untouched and no staging file is left.
 	ts := openSQLite(t, target)
-	if c, _ := ts.BackupRowCounts(ctx); c[postgram.BackupEntities] != 0 {
+	if c, _ := ts.BackupRowCounts(ctx); c[driver.BackupEntities] != 0 {
 		t.Fatalf("target changed: %v", c)
 	}
 	left, _ := filepath.Glob(target + ".restore-*")

@@ -22,6 +22,7 @@ import (
 	"github.com/postgram-go/postgram/backup"
 	"github.com/postgram-go/postgram/backup/stage"
 	"github.com/postgram-go/postgram/cmd/internal/config"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )
 
@@ -176,7 +177,7 @@ complete. An existing FILE is refused.`,
 			}
 			_ = a.store.AppendAudit(ctx, a.env.Workspace, &postgram.AuditEntry{ID: uuid.New(), At: time.Now().UTC().Truncate(time.Microsecond),
 				KeyID: "admin", ClientID: "pgm-admin", Operation: "admin.backup",
-				Details: map[string]any{"file": filepath.Base(out), "encrypted": len(rs) > 0, "entities": m.Counts[postgram.BackupEntities]}})
+				Details: map[string]any{"file": filepath.Base(out), "encrypted": len(rs) > 0, "entities": m.Counts[driver.BackupEntities]}})
 			return a.printManifest(out, len(rs) > 0, m)
 		},
 	}
@@ -198,8 +199,8 @@ func (a *app) printManifest(path string, encrypted bool, m *backup.Manifest) err
 		size = fi.Size()
 	}
 	fmt.Fprintf(a.stdout, "backup %s: %s store, %d entities, %d chunks (%d embedded), %d edges, %d keys, %d audit entries, %d sync files; %.1f MiB%s in %.1fs\n",
-		path, m.Store, m.Counts[postgram.BackupEntities], m.Counts[postgram.BackupChunks], m.Counts[postgram.BackupVectors],
-		m.Counts[postgram.BackupEdges], m.Counts[postgram.BackupKeys], m.Counts[postgram.BackupAuditLog], m.Counts[postgram.BackupSyncFiles],
+		path, m.Store, m.Counts[driver.BackupEntities], m.Counts[driver.BackupChunks], m.Counts[driver.BackupVectors],
+		m.Counts[driver.BackupEdges], m.Counts[driver.BackupKeys], m.Counts[driver.BackupAuditLog], m.Counts[driver.BackupSyncFiles],
 		float64(size)/(1<<20), map[bool]string{true: ", encrypted", false: ""}[encrypted], m.Seconds)
 	return nil
 }
@@ -395,8 +396,8 @@ and checks the whole backup and the target, and changes nothing.`,
 				verb = "dry run: would restore"
 			}
 			fmt.Fprintf(a.stdout, "%s %d entities, %d chunks (%d embedded), %d edges, %d keys, %d audit entries, %d sync files from a %s backup of %s into %s (%.1fs)\n",
-				verb, m.Counts[postgram.BackupEntities], m.Counts[postgram.BackupChunks], m.Counts[postgram.BackupVectors], m.Counts[postgram.BackupEdges],
-				m.Counts[postgram.BackupKeys], m.Counts[postgram.BackupAuditLog], m.Counts[postgram.BackupSyncFiles], m.Store,
+				verb, m.Counts[driver.BackupEntities], m.Counts[driver.BackupChunks], m.Counts[driver.BackupVectors], m.Counts[driver.BackupEdges],
+				m.Counts[driver.BackupKeys], m.Counts[driver.BackupAuditLog], m.Counts[driver.BackupSyncFiles], m.Store,
 				m.CreatedAt.Format("2006-01-02 15:04:05Z"), res.Target, res.Seconds)
 			if res.Old != "" {
 				fmt.Fprintf(a.stdout, "the previous data is kept in %s; remove it once satisfied\n", res.Old)

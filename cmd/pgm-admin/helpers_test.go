@@ -7,13 +7,14 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/cmd/internal/config"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // serverClient opens the store vars name and builds the client a server
 // with this environment would (emb nil: the environment's embedder). The
 // caller closes the store before running pgm-admin against a SQLite file
 // when it needs exclusive access; it is closed at the end of the test.
-func serverClient(t *testing.T, vars map[string]string, emb postgram.Embedder) (*postgram.Client, postgram.Storage) {
+func serverClient(t *testing.T, vars map[string]string, emb postgram.Embedder) (*postgram.Client, driver.Storage) {
 	t.Helper()
 	ctx := context.Background()
 	env, err := config.Parse(func(k string) string { return vars[k] })

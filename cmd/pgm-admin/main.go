@@ -24,6 +24,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/cmd/internal/config"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/transport/apierror"
 )
 
@@ -43,7 +44,7 @@ type app struct {
 	json   bool
 
 	env    *config.Env
-	store  postgram.Storage
+	store  driver.Storage
 	client *postgram.Client
 	admin  *postgram.Admin
 }

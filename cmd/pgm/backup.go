@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // backupPassphraseEnv names the variable holding a backup passphrase.
@@ -84,8 +84,8 @@ Progress goes to standard error (--quiet: none).`,
 			return json.NewEncoder(a.stdout).Encode(map[string]any{"file": out, "bytes": size, "encrypted": len(rs) > 0, "manifest": m})
 		}
 		fmt.Fprintf(a.stdout, "backup %s: %s store, %d entities, %d chunks, %d edges, %d keys, %d audit entries; %.1f MiB%s\n",
-			out, m.Store, m.Counts[postgram.BackupEntities], m.Counts[postgram.BackupChunks], m.Counts[postgram.BackupEdges],
-			m.Counts[postgram.BackupKeys], m.Counts[postgram.BackupAuditLog], float64(size)/(1<<20),
+			out, m.Store, m.Counts[driver.BackupEntities], m.Counts[driver.BackupChunks], m.Counts[driver.BackupEdges],
+			m.Counts[driver.BackupKeys], m.Counts[driver.BackupAuditLog], float64(size)/(1<<20),
 			map[bool]string{true: ", encrypted", false: ""}[len(rs) > 0])
 		return nil
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/postgramtest"
 )
 
@@ -53,7 +54,7 @@ func TestBackupCommand(t *testing.T) {
 		}
 		return m
 	}
-	if m := scan(plain, nil); m.Counts[postgram.BackupEntities] != 3 {
+	if m := scan(plain, nil); m.Counts[driver.BackupEntities] != 3 {
 		t.Fatalf("manifest %+v", m)
 	}
 	if fi, _ := os.Stat(plain); fi.Mode().Perm() != 0o600 {
@@ -82,7 +83,7 @@ func TestBackupCommand(t *testing.T) {
 		t.Fatal("the encrypted backup is not encrypted")
 	}
 	id, _ := age.NewScryptIdentity("pass phrase")
-	if m := scan(enc, []age.Identity{id}); m.Counts[postgram.BackupEntities] != 3 {
+	if m := scan(enc, []age.Identity{id}); m.Counts[driver.BackupEntities] != 3 {
 		t.Fatalf("manifest %+v", m)
 	}
 

@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/chunk"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )
@@ -341,7 +342,7 @@ type neighborResult struct {
 
 // measure runs the profiles and link-neighbors on one backend's store and
 // prints its tables; it reports whether a target was missed.
-func (b *graphBench) measure(ctx context.Context, backend, title, status string, st postgram.Storage) (bool, error) {
+func (b *graphBench) measure(ctx context.Context, backend, title, status string, st driver.Storage) (bool, error) {
 	o := b.o
 	fmt.Fprintf(b.out, "\n%s: %s; load average before: %s\n", backend, status, loadAvg())
 	if n, err := b.gf.dropNeighborEdges(ctx, st); err != nil {
@@ -405,7 +406,7 @@ func (b *graphBench) measure(ctx context.Context, backend, title, status string,
 		}
 		nr = &neighborResult{stats: stats, wall: time.Since(t0)}
 		loadLink = loadAvg()
-		ne, err := st.FindEdges(ctx, workspace, postgram.EdgeQuery{Sources: []string{postgram.EdgeSourceNeighbor}})
+		ne, err := st.FindEdges(ctx, workspace, driver.EdgeQuery{Sources: []string{postgram.EdgeSourceNeighbor}})
 		if err != nil {
 			return false, err
 		}
@@ -636,7 +637,7 @@ func (g *graphFixture) degreeAtLeast(n int) int {
 
 // record returns entity i as stored, with its chunks and their embeddings
 // (filled in by the caller).
-func (g *graphFixture) record(i int) *postgram.EntityRecord {
+func (g *graphFixture) record(i int) *driver.EntityRecord {
 	in := g.text.Entity(i)
 	at := g.base.Add(time.Duration(i) * time.Second)
 	status := postgram.StatusActive
@@ -650,7 +651,7 @@ func (g *graphFixture) record(i int) *postgram.EntityRecord {
 	tags := slices.Clone(in.Tags)
 	slices.Sort(tags)
 	tags = slices.Compact(tags)
-	rec := &postgram.EntityRecord{
+	rec := &driver.EntityRecord{
 		Entity: postgram.Entity{ID: g.entityID(i), Type: in.Type, Content: in.Content, Visibility: postgram.VisibilityShared,
 			Owner: in.Owner, Status: status, Tags: tags, Source: in.Source, Version: 1,
 			EnrichmentStatus: postgram.StageCompleted, ExtractionStatus: postgram.StageSkipped, CreatedAt: at, UpdatedAt: at},
@@ -658,18 +659,18 @@ func (g *graphFixture) record(i int) *postgram.EntityRecord {
 	}
 	cr := rand.New(rand.NewPCG(g.seed^0x6368756e6b, uint64(i)))
 	for _, p := range chunk.Split(in.Content, chunkCfg) {
-		rec.Chunks = append(rec.Chunks, postgram.ChunkRecord{ID: randomUUID(cr), Index: p.Index, Content: p.Text, Start: p.Start, End: p.End})
+		rec.Chunks = append(rec.Chunks, driver.ChunkRecord{ID: randomUUID(cr), Index: p.Index, Content: p.Text, Start: p.Start, End: p.End})
 	}
 	return rec
 }
 
 // build imports the entities (with embeddings) and the edges into st.
 // modelID is emb's model in st.
-func (g *graphFixture) build(ctx context.Context, st postgram.Storage, emb *centroidEmbedder, modelID int64, logf func(string, ...any)) error {
+func (g *graphFixture) build(ctx context.Context, st driver.Storage, emb *centroidEmbedder, modelID int64, logf func(string, ...any)) error {
 	t0 := time.Now()
 	const batch = 250
 	err := parallel(ctx, 2, (g.entities+batch-1)/batch, func(ctx context.Context, k int) error {
-		recs := make([]*postgram.EntityRecord, 0, batch)
+		recs := make([]*driver.EntityRecord, 0, batch)
 		var texts []string
 		for i := k * batch; i < min(g.entities, (k+1)*batch); i++ {
 			rec := g.record(i)
@@ -718,7 +719,7 @@ func (g *graphFixture) build(ctx context.Context, st postgram.Storage, emb *cent
 // present reports whether st holds this fixture: the entity and edge
 // counts (semantic-neighbor edges aside), the first and last entity and
 // edge, and the embedding model.
-func (g *graphFixture) present(ctx context.Context, st postgram.Storage, dims int) (bool, error) {
+func (g *graphFixture) present(ctx context.Context, st driver.Storage, dims int) (bool, error) {
 	_, m, ok, err := st.ActiveModel(ctx)
 	if err != nil || !ok {
 		return false, err
@@ -744,7 +745,7 @@ func (g *graphFixture) present(ctx context.Context, st postgram.Storage, dims in
 			return false, err
 		}
 	}
-	ne, err := st.FindEdges(ctx, workspace, postgram.EdgeQuery{Sources: []string{postgram.EdgeSourceNeighbor}})
+	ne, err := st.FindEdges(ctx, workspace, driver.EdgeQuery{Sources: []string{postgram.EdgeSourceNeighbor}})
 	if err != nil {
 		return false, err
 	}
@@ -753,8 +754,8 @@ func (g *graphFixture) present(ctx context.Context, st postgram.Storage, dims in
 
 // dropNeighborEdges deletes the semantic-neighbor edges an earlier run's
 // link-neighbors wrote, so that every run starts from the fixture graph.
-func (g *graphFixture) dropNeighborEdges(ctx context.Context, st postgram.Storage) (int, error) {
-	ne, err := st.FindEdges(ctx, workspace, postgram.EdgeQuery{Sources: []string{postgram.EdgeSourceNeighbor}})
+func (g *graphFixture) dropNeighborEdges(ctx context.Context, st driver.Storage) (int, error) {
+	ne, err := st.FindEdges(ctx, workspace, driver.EdgeQuery{Sources: []string{postgram.EdgeSourceNeighbor}})
 	if err != nil {
 		return 0, err
 	}

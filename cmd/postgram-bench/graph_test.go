@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
@@ -92,7 +93,7 @@ func TestGraphPostgres(t *testing.T) {
 
 // plainGraph hides a store's optional interfaces (ExpandLevelStorage among
 // them), so that Expand takes its generic FindEdges path.
-type plainGraph struct{ postgram.Storage }
+type plainGraph struct{ driver.Storage }
 
 // TestExpandLevelMatchesFindEdges checks, on the skewed fixture graph, that
 // Expand through the store's ExpandLevel returns exactly the graph of the
@@ -105,7 +106,7 @@ func TestExpandLevelMatchesFindEdges(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			var st postgram.Storage
+			var st driver.Storage
 			if backend == "sqlite" {
 				s, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "g.db")})
 				if err != nil {

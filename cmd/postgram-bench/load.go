@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
 	"github.com/postgram-go/postgram/storage/sqlite"
@@ -34,7 +35,7 @@ const loadSchema = "postgram_bench_load"
 
 // openLoadStore opens an empty, migrated store of the chosen backend and
 // describes it.
-func openLoadStore(ctx context.Context, o loadOptions) (postgram.Storage, string, func(), error) {
+func openLoadStore(ctx context.Context, o loadOptions) (driver.Storage, string, func(), error) {
 	if o.store == "sqlite" {
 		dir, cleanup := o.dir, func() {}
 		if dir == "" {

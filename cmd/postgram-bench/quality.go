@@ -15,6 +15,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/cmd/internal/config"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/quality"
 	"github.com/postgram-go/postgram/internal/quality/synth"
 	"github.com/postgram-go/postgram/postgramtest"
@@ -326,7 +327,7 @@ func qualityClient(ctx context.Context, o qualityOptions, set *quality.Set, stde
 		return nil, nil, fmt.Errorf("the label file has no entity lines to seed a store with (use --existing for a store of your own)")
 	}
 	var (
-		st      postgram.Storage
+		st      driver.Storage
 		cleanup func()
 	)
 	switch o.store {

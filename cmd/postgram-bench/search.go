@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/query"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
@@ -638,7 +639,7 @@ func (b *searchBench) runProfile(ctx context.Context, p searchProfile) (*profile
 
 // searchStore is the store the measured clients use: the PostgreSQL store,
 // timed per call with --stages.
-func (b *searchBench) searchStore() postgram.Storage {
+func (b *searchBench) searchStore() driver.Storage {
 	if !b.o.stages {
 		return b.st
 	}
@@ -722,11 +723,11 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 	if err != nil {
 		return err
 	}
-	narrowFilter := postgram.EntityFilter{Tags: []string{narrowTag}}
-	vq := func(vec []float32, q string, f postgram.EntityFilter) postgram.VectorQuery {
-		return postgram.VectorQuery{Filter: f, ModelID: b.modelID, Vector: vec, Limit: vectorTarget}
+	narrowFilter := driver.EntityFilter{Tags: []string{narrowTag}}
+	vq := func(vec []float32, q string, f driver.EntityFilter) driver.VectorQuery {
+		return driver.VectorQuery{Filter: f, ModelID: b.modelID, Vector: vec, Limit: vectorTarget}
 	}
-	vector := func(label, q string, vec []float32, f postgram.EntityFilter, plan string) explainCase {
+	vector := func(label, q string, vec []float32, f driver.EntityFilter, plan string) explainCase {
 		return explainCase{label, "vector " + plan, func(ctx context.Context) (string, error) {
 			return b.st.ExplainVector(ctx, workspace, vq(vec, q, f), plan)
 		}}
@@ -734,7 +735,7 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 	// The keyword pool is one statement (KeywordFill); its per-term steps
 	// take the terms rarest first by the planner's statistics, as the
 	// client orders them (it also puts compound terms first).
-	fill := func(label, q string, f postgram.EntityFilter) (explainCase, error) {
+	fill := func(label, q string, f driver.EntityFilter) (explainCase, error) {
 		terms := query.Parse(q).Terms
 		freqs, _, err := b.st.TermFrequencies(ctx, workspace, terms)
 		if err != nil {
@@ -747,20 +748,20 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 		if freqs != nil {
 			slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(freqs[x], freqs[y]) })
 		}
-		kq := postgram.KeywordFillQuery{Filter: f, Terms: terms, Order: order, Limit: postgram.KeywordPoolSize}
+		kq := driver.KeywordFillQuery{Filter: f, Terms: terms, Order: order, Limit: postgram.KeywordPoolSize}
 		return explainCase{label, fmt.Sprintf("keyword fill (%d terms)", len(terms)), func(ctx context.Context) (string, error) {
 			return b.st.ExplainKeywordFill(ctx, workspace, kq)
 		}}, nil
 	}
 	cases := []explainCase{
-		vector("typical", typical, vecs[0], postgram.EntityFilter{}, "hnsw"),
-		vector("typical", typical, vecs[0], postgram.EntityFilter{}, "exact"),
+		vector("typical", typical, vecs[0], driver.EntityFilter{}, "hnsw"),
+		vector("typical", typical, vecs[0], driver.EntityFilter{}, "exact"),
 	}
 	for _, k := range []struct {
 		label, q string
-		f        postgram.EntityFilter
-	}{{"typical", typical, postgram.EntityFilter{}}, {"long", long, postgram.EntityFilter{}},
-		{"pasted", pasted, postgram.EntityFilter{}}, {"narrow", narrowQ, narrowFilter}} {
+		f        driver.EntityFilter
+	}{{"typical", typical, driver.EntityFilter{}}, {"long", long, driver.EntityFilter{}},
+		{"pasted", pasted, driver.EntityFilter{}}, {"narrow", narrowQ, narrowFilter}} {
 		c, err := fill(k.label, k.q, k.f)
 		if err != nil {
 			return err

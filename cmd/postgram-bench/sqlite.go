@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )
 
@@ -388,7 +389,7 @@ func measureSQLite(ctx context.Context, o sqliteOptions, path string) (sqliteMea
 			probes[r.Stats.KeywordProbe]++
 
 			t = time.Now()
-			vr, err := st.VectorSearch(ctx, postgram.DefaultWorkspace, postgram.VectorQuery{ModelID: modelID, Vector: vecs[i],
+			vr, err := st.VectorSearch(ctx, postgram.DefaultWorkspace, driver.VectorQuery{ModelID: modelID, Vector: vecs[i],
 				Limit: 50, Strategy: postgram.StrategyAuto})
 			vec = append(vec, time.Since(t))
 			if err != nil {

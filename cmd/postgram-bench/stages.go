@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/storage/postgres"
 )
 
@@ -25,9 +26,9 @@ type stagedStore struct {
 }
 
 var (
-	_ postgram.KeywordFiller    = (*stagedStore)(nil)
-	_ postgram.SimilarityScorer = (*stagedStore)(nil)
-	_ postgram.TermStatser      = (*stagedStore)(nil)
+	_ driver.KeywordFiller    = (*stagedStore)(nil)
+	_ driver.SimilarityScorer = (*stagedStore)(nil)
+	_ driver.TermStatser      = (*stagedStore)(nil)
 )
 
 func newStagedStore(st *postgres.Store) *stagedStore {
@@ -50,17 +51,17 @@ func (s *stagedStore) take() map[string][]time.Duration {
 	return t
 }
 
-func (s *stagedStore) VectorSearch(ctx context.Context, ws string, q postgram.VectorQuery) (postgram.VectorResult, error) {
+func (s *stagedStore) VectorSearch(ctx context.Context, ws string, q driver.VectorQuery) (driver.VectorResult, error) {
 	defer s.record("vector search", time.Now())
 	return s.Store.VectorSearch(ctx, ws, q)
 }
 
-func (s *stagedStore) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQuery) ([]postgram.KeywordHit, error) {
+func (s *stagedStore) KeywordProbe(ctx context.Context, ws string, q driver.KeywordQuery) ([]driver.KeywordHit, error) {
 	defer s.record([]string{"keyword probe (and)", "keyword probe (or)", "keyword probe (term)"}[q.Mode], time.Now())
 	return s.Store.KeywordProbe(ctx, ws, q)
 }
 
-func (s *stagedStore) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFillQuery) (postgram.KeywordFillResult, error) {
+func (s *stagedStore) KeywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (driver.KeywordFillResult, error) {
 	defer s.record("keyword fill", time.Now())
 	return s.Store.KeywordFill(ctx, ws, q)
 }
@@ -70,7 +71,7 @@ func (s *stagedStore) TermFrequencies(ctx context.Context, ws string, terms []st
 	return s.Store.TermFrequencies(ctx, ws, terms)
 }
 
-func (s *stagedStore) LexemeStats(ctx context.Context, ws string, lexemes []string) (postgram.LexemeStats, error) {
+func (s *stagedStore) LexemeStats(ctx context.Context, ws string, lexemes []string) (driver.LexemeStats, error) {
 	defer s.record("lexeme stats", time.Now())
 	return s.Store.LexemeStats(ctx, ws, lexemes)
 }
@@ -85,7 +86,7 @@ func (s *stagedStore) GetEntities(ctx context.Context, ws string, ids []uuid.UUI
 	return s.Store.GetEntities(ctx, ws, ids)
 }
 
-func (s *stagedStore) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f postgram.EntityFilter) (map[uuid.UUID]postgram.EdgeSummary, error) {
+func (s *stagedStore) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]postgram.EdgeSummary, error) {
 	defer s.record("edge summaries", time.Now())
 	return s.Store.EdgeSummaries(ctx, ws, ids, f)
 }

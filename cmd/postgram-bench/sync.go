@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/storage/sqlite"
 	"github.com/postgram-go/postgram/syncproto"
 )
@@ -22,7 +23,7 @@ import (
 // benchBackend is one store under test, opened fresh.
 type benchBackend struct {
 	name  string // sqlite or postgres
-	store postgram.Storage
+	store driver.Storage
 	desc  string // for the header
 	close func()
 	// analyze refreshes planner statistics (PostgreSQL; nil elsewhere).

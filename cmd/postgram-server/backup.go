@@ -14,6 +14,7 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
 	"github.com/postgram-go/postgram/cmd/internal/config"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // defaultBackupKeep is BACKUP_KEEP's default.
@@ -24,7 +25,7 @@ const defaultBackupKeep = 7
 // backups/ in the data directory), keeping BACKUP_KEEP backups (default 7,
 // 0 keeps all), encrypted to BACKUP_RECIPIENTS (age public keys, comma- or
 // space-separated) and/or under PGM_BACKUP_PASSPHRASE when set.
-func backupScheduler(get config.Getenv, env *config.Env, store postgram.Storage, client *postgram.Admin, log *slog.Logger) (*backup.Scheduler, error) {
+func backupScheduler(get config.Getenv, env *config.Env, store driver.Storage, client *postgram.Admin, log *slog.Logger) (*backup.Scheduler, error) {
 	iv := strings.TrimSpace(get("BACKUP_INTERVAL"))
 	if iv == "" || iv == "0" || strings.EqualFold(iv, "off") {
 		return nil, nil
@@ -77,7 +78,7 @@ func backupScheduler(get config.Getenv, env *config.Env, store postgram.Storage,
 	return &backup.Scheduler{Src: src, Dir: dir, Interval: interval, Keep: keep, Recipients: recips, Log: log,
 		OnSuccess: func(ctx context.Context, file string, m *backup.Manifest) {
 			if err := client.RecordAudit(ctx, nil, "admin.backup", map[string]any{"file": filepath.Base(file), "scheduled": true,
-				"encrypted": len(recips) > 0, "entities": m.Counts[postgram.BackupEntities]}); err != nil {
+				"encrypted": len(recips) > 0, "entities": m.Counts[driver.BackupEntities]}); err != nil {
 				log.Warn("scheduled backup: audit failed", "err", err)
 			}
 		}}, nil

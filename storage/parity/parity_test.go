@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
@@ -317,7 +318,7 @@ func deref(p *float64) any {
 }
 
 // adminFor is the operator API of st's default workspace.
-func adminFor(t testing.TB, st postgram.Storage) *postgram.Admin {
+func adminFor(t testing.TB, st driver.Storage) *postgram.Admin {
 	t.Helper()
 	c, err := postgram.New(context.Background(), postgram.Config{Store: st})
 	if err != nil {

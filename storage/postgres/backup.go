@@ -13,9 +13,10 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
-var _ postgram.BackupStorage = (*Store)(nil)
+var _ driver.BackupStorage = (*Store)(nil)
 
 // backupPage is how many entities (with their chunks) one page of a
 // backup reads; backupRowPage how many rows of the other tables.
@@ -27,7 +28,7 @@ const (
 // ReadBackup implements postgram.BackupStorage: one REPEATABLE READ,
 // read-only transaction (one snapshot) read page by page along primary
 // keys.
-func (s *Store) ReadBackup(ctx context.Context, sink postgram.BackupSink) error {
+func (s *Store) ReadBackup(ctx context.Context, sink driver.BackupSink) error {
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := backupModels(ctx, tx, sink); err != nil {
 			return err
@@ -44,7 +45,7 @@ func (s *Store) ReadBackup(ctx context.Context, sink postgram.BackupSink) error 
 		// Byte order, as SQLite sorts: a backup's records come in the same
 		// order whichever backend wrote them.
 		slices.Sort(wss)
-		for _, step := range []func(context.Context, pgx.Tx, string, postgram.BackupSink) error{
+		for _, step := range []func(context.Context, pgx.Tx, string, driver.BackupSink) error{
 			backupEntities, backupEdges, backupKeys, backupAudit, backupSyncFiles,
 		} {
 			for _, ws := range wss {
@@ -65,13 +66,13 @@ func (s *Store) ReadBackup(ctx context.Context, sink postgram.BackupSink) error 
 	return nil
 }
 
-func backupModels(ctx context.Context, tx pgx.Tx, sink postgram.BackupSink) error {
+func backupModels(ctx context.Context, tx pgx.Tx, sink driver.BackupSink) error {
 	rows, err := tx.Query(ctx, "SELECT id, provider, name, dimensions, is_active, created_at FROM embedding_models ORDER BY id")
 	if err != nil {
 		return err
 	}
-	models, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.BackupModel, error) {
-		var m postgram.BackupModel
+	models, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.BackupModel, error) {
+		var m driver.BackupModel
 		err := r.Scan(&m.ID, &m.Provider, &m.Name, &m.Dimensions, &m.Active, &m.CreatedAt)
 		m.CreatedAt = m.CreatedAt.UTC()
 		return m, err
@@ -95,7 +96,7 @@ func utcPtr(t *time.Time) *time.Time {
 	return &u
 }
 
-func backupEntities(ctx context.Context, tx pgx.Tx, ws string, sink postgram.BackupSink) error {
+func backupEntities(ctx context.Context, tx pgx.Tx, ws string, sink driver.BackupSink) error {
 	var after *uuid.UUID
 	for {
 		rows, err := tx.Query(ctx, "SELECT e.workspace_id, "+entityCols+`, e.metadata, e.chunk_generation,
@@ -106,9 +107,9 @@ func backupEntities(ctx context.Context, tx pgx.Tx, ws string, sink postgram.Bac
 		if err != nil {
 			return err
 		}
-		var recs []*postgram.BackupEntity
+		var recs []*driver.BackupEntity
 		for rows.Next() {
-			r := &postgram.BackupEntity{}
+			r := &driver.BackupEntity{}
 			var raw []byte
 			var qa, ra, xqa, xra *time.Time
 			e, err := scanEntityAfter(rows, &r.Workspace, &raw, &r.ChunkGeneration, &qa, &ra, &xqa, &xra, &r.ExtractionProvider, &r.ExtractionModel)
@@ -161,12 +162,12 @@ func scanEntityAfter(rows pgx.Rows, ws *string, extra ...any) (*postgram.Entity,
 }
 
 // backupChunks reads the chunks of one page of entities.
-func backupChunks(ctx context.Context, tx pgx.Tx, recs []*postgram.BackupEntity) error {
+func backupChunks(ctx context.Context, tx pgx.Tx, recs []*driver.BackupEntity) error {
 	type key struct {
 		ws string
 		id uuid.UUID
 	}
-	byID := make(map[key]*postgram.BackupEntity, len(recs))
+	byID := make(map[key]*driver.BackupEntity, len(recs))
 	wss := make([]string, len(recs))
 	ids := make([]uuid.UUID, len(recs))
 	for i, r := range recs {
@@ -184,7 +185,7 @@ func backupChunks(ctx context.Context, tx pgx.Tx, recs []*postgram.BackupEntity)
 	defer rows.Close()
 	for rows.Next() {
 		var k key
-		var c postgram.BackupChunk
+		var c driver.BackupChunk
 		var vec *pgvector.Vector
 		if err := rows.Scan(&k.ws, &k.id, &c.ID, &c.Index, &c.Content, &c.Start, &c.End, &c.ModelID, &vec); err != nil {
 			return err
@@ -201,7 +202,7 @@ func backupChunks(ctx context.Context, tx pgx.Tx, recs []*postgram.BackupEntity)
 	return rows.Err()
 }
 
-func backupEdges(ctx context.Context, tx pgx.Tx, ws string, sink postgram.BackupSink) error {
+func backupEdges(ctx context.Context, tx pgx.Tx, ws string, sink driver.BackupSink) error {
 	var after *uuid.UUID
 	for {
 		rows, err := tx.Query(ctx, "SELECT ed.workspace_id, "+edgeCols+` FROM edges ed
@@ -209,7 +210,7 @@ func backupEdges(ctx context.Context, tx pgx.Tx, ws string, sink postgram.Backup
 		if err != nil {
 			return err
 		}
-		var edges []postgram.BackupEdge
+		var edges []driver.BackupEdge
 		for rows.Next() {
 			var w string
 			e, err := scanEdgeAfter(rows, &w)
@@ -218,7 +219,7 @@ func backupEdges(ctx context.Context, tx pgx.Tx, ws string, sink postgram.Backup
 				return err
 			}
 			e.Confidence = float32Value(e.Confidence)
-			edges = append(edges, postgram.BackupEdge{Workspace: w, Edge: e})
+			edges = append(edges, driver.BackupEdge{Workspace: w, Edge: e})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -256,14 +257,14 @@ func scanEdgeAfter(rows pgx.Rows, ws *string) (postgram.Edge, error) {
 	return e, nil
 }
 
-func backupKeys(ctx context.Context, tx pgx.Tx, ws string, sink postgram.BackupSink) error {
+func backupKeys(ctx context.Context, tx pgx.Tx, ws string, sink driver.BackupSink) error {
 	rows, err := tx.Query(ctx, "SELECT workspace_id, key_hash, "+keyCols+" FROM api_keys WHERE workspace_id = $1 ORDER BY id", ws)
 	if err != nil {
 		return err
 	}
-	var keys []postgram.BackupKey
+	var keys []driver.BackupKey
 	for rows.Next() {
-		var bk postgram.BackupKey
+		var bk driver.BackupKey
 		k, err := scanKeyAfter(rows, &bk.Workspace, &bk.Hash)
 		if err != nil {
 			rows.Close()
@@ -308,7 +309,7 @@ func scanKeyAfter(rows pgx.Rows, ws *string, hash *[]byte) (*postgram.APIKey, er
 	return &k, nil
 }
 
-func backupAudit(ctx context.Context, tx pgx.Tx, ws string, sink postgram.BackupSink) error {
+func backupAudit(ctx context.Context, tx pgx.Tx, ws string, sink driver.BackupSink) error {
 	var after *uuid.UUID
 	for {
 		rows, err := tx.Query(ctx, `SELECT workspace_id, id, at, key_id, client_id, operation, entity_id, details FROM audit_log
@@ -316,9 +317,9 @@ func backupAudit(ctx context.Context, tx pgx.Tx, ws string, sink postgram.Backup
 		if err != nil {
 			return err
 		}
-		var out []postgram.BackupAudit
+		var out []driver.BackupAudit
 		for rows.Next() {
-			var a postgram.BackupAudit
+			var a driver.BackupAudit
 			var details []byte
 			if err := rows.Scan(&a.Workspace, &a.ID, &a.At, &a.KeyID, &a.ClientID, &a.Operation, &a.EntityID, &details); err != nil {
 				rows.Close()
@@ -347,14 +348,14 @@ func backupAudit(ctx context.Context, tx pgx.Tx, ws string, sink postgram.Backup
 	}
 }
 
-func backupSyncFiles(ctx context.Context, tx pgx.Tx, ws string, sink postgram.BackupSink) error {
+func backupSyncFiles(ctx context.Context, tx pgx.Tx, ws string, sink driver.BackupSink) error {
 	rows, err := tx.Query(ctx, `SELECT workspace_id, repo, path, sha, entity_id, sync_status, last_synced FROM sync_files
 		WHERE workspace_id = $1 ORDER BY repo COLLATE "C", path COLLATE "C"`, ws)
 	if err != nil {
 		return err
 	}
-	files, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.BackupSyncFile, error) {
-		var f postgram.BackupSyncFile
+	files, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.BackupSyncFile, error) {
+		var f driver.BackupSyncFile
 		err := r.Scan(&f.Workspace, &f.Repo, &f.Path, &f.SHA, &f.EntityID, &f.Status, &f.LastSynced)
 		f.LastSynced = f.LastSynced.UTC()
 		return f, err
@@ -380,15 +381,15 @@ func (s *Store) BackupRowCounts(ctx context.Context) (map[string]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: count rows: %w", mapErr(err))
 	}
-	return map[string]int64{postgram.BackupModels: m, postgram.BackupEntities: e, postgram.BackupChunks: c,
-		postgram.BackupVectors: v, postgram.BackupEdges: ed, postgram.BackupKeys: k, postgram.BackupAuditLog: a,
-		postgram.BackupSyncFiles: sf}, nil
+	return map[string]int64{driver.BackupModels: m, driver.BackupEntities: e, driver.BackupChunks: c,
+		driver.BackupVectors: v, driver.BackupEdges: ed, driver.BackupKeys: k, driver.BackupAuditLog: a,
+		driver.BackupSyncFiles: sf}, nil
 }
 
 // RestoreModels implements postgram.BackupStorage. The models keep their
 // ids (the sequence moves past them); the HNSW index of each is built by
 // FinishRestore, after the chunks are in.
-func (s *Store) RestoreModels(ctx context.Context, models []postgram.BackupModel) error {
+func (s *Store) RestoreModels(ctx context.Context, models []driver.BackupModel) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		for _, m := range models {
 			if _, err := tx.Exec(ctx, `INSERT INTO embedding_models (id, provider, name, dimensions, is_active, created_at)
@@ -446,7 +447,7 @@ func (s *Store) FinishRestore(ctx context.Context) error {
 
 // RestoreEntities implements postgram.BackupStorage: entities through one
 // pipelined batch, chunks with COPY.
-func (s *Store) RestoreEntities(ctx context.Context, recs []*postgram.BackupEntity) error {
+func (s *Store) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -494,7 +495,7 @@ func (s *Store) RestoreEntities(ctx context.Context, recs []*postgram.BackupEnti
 }
 
 // RestoreEdges implements postgram.BackupStorage.
-func (s *Store) RestoreEdges(ctx context.Context, edges []postgram.BackupEdge) error {
+func (s *Store) RestoreEdges(ctx context.Context, edges []driver.BackupEdge) error {
 	if len(edges) == 0 {
 		return nil
 	}
@@ -520,7 +521,7 @@ func (s *Store) RestoreEdges(ctx context.Context, edges []postgram.BackupEdge) e
 }
 
 // RestoreKeys implements postgram.BackupStorage.
-func (s *Store) RestoreKeys(ctx context.Context, keys []postgram.BackupKey) error {
+func (s *Store) RestoreKeys(ctx context.Context, keys []driver.BackupKey) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -554,7 +555,7 @@ func (s *Store) RestoreKeys(ctx context.Context, keys []postgram.BackupKey) erro
 }
 
 // RestoreAudit implements postgram.BackupStorage.
-func (s *Store) RestoreAudit(ctx context.Context, entries []postgram.BackupAudit) error {
+func (s *Store) RestoreAudit(ctx context.Context, entries []driver.BackupAudit) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -578,7 +579,7 @@ func (s *Store) RestoreAudit(ctx context.Context, entries []postgram.BackupAudit
 }
 
 // RestoreSyncFiles implements postgram.BackupStorage.
-func (s *Store) RestoreSyncFiles(ctx context.Context, files []postgram.BackupSyncFile) error {
+func (s *Store) RestoreSyncFiles(ctx context.Context, files []driver.BackupSyncFile) error {
 	if len(files) == 0 {
 		return nil
 	}

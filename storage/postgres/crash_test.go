@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/storage/postgres"
 )
@@ -194,7 +195,7 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 		}
 
 		// Every acknowledged entity is keyword-searchable.
-		hits, err := st.KeywordProbe(ctx, "default", postgram.KeywordQuery{Terms: []string{"crash"}, Mode: postgram.ProbeAll, Limit: 1 << 30, Bare: true})
+		hits, err := st.KeywordProbe(ctx, "default", driver.KeywordQuery{Terms: []string{"crash"}, Mode: driver.ProbeAll, Limit: 1 << 30, Bare: true})
 		if err != nil {
 			t.Fatal(err)
 		}

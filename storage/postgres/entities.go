@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/rank"
 )
 
@@ -61,7 +62,7 @@ func tagsOrEmpty(t []string) []string {
 }
 
 // chunkArrays splits chunks into parallel arrays for unnest.
-func chunkArrays(chunks []postgram.ChunkInput) (ids []uuid.UUID, idx []int32, content []string, starts, ends []int32) {
+func chunkArrays(chunks []driver.ChunkInput) (ids []uuid.UUID, idx []int32, content []string, starts, ends []int32) {
 	for _, c := range chunks {
 		ids = append(ids, c.ID)
 		idx = append(idx, int32(c.Index))
@@ -75,7 +76,7 @@ func chunkArrays(chunks []postgram.ChunkInput) (ids []uuid.UUID, idx []int32, co
 // CreateEntity implements postgram.Storage: one statement inserts the
 // entity and its chunks (and so the keyword index) and notifies workers at
 // commit.
-func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
+func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []driver.ChunkInput, audit *postgram.AuditEntry) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return fmt.Errorf("postgres: create entity: %w", err)
@@ -154,7 +155,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 }
 
 // UpdateEntity implements postgram.Storage.
-func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
+func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []driver.ChunkInput, audit *postgram.AuditEntry) error {
 	// updateTx's UPDATE locks the entity before the chunks are replaced
 	// (see the lock order in tx.go).
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -183,7 +184,7 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 
 // filterSQL renders f as a SQL condition over alias e, appending its
 // arguments to args. It never interpolates values.
-func filterSQL(f postgram.EntityFilter, args *[]any) string {
+func filterSQL(f driver.EntityFilter, args *[]any) string {
 	var b strings.Builder
 	b.WriteString("TRUE")
 	arg := func(v any) string {
@@ -241,7 +242,7 @@ func toStrings[T ~string](in []T) []string {
 }
 
 // ListEntities implements postgram.Storage.
-func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFilter, limit, offset int, maxBytes int64) ([]*postgram.Entity, int, error) {
+func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*postgram.Entity, int, error) {
 	args := []any{ws}
 	where := filterSQL(f, &args)
 	args = append(args, limit, offset)
@@ -275,7 +276,7 @@ func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFi
 			return nil, 0, fmt.Errorf("postgres: list entities: %w", err)
 		}
 		if size += int64(len(e.Content)); maxBytes > 0 && size > maxBytes {
-			return nil, 0, &postgram.PageTooLargeError{Fit: len(out), MaxBytes: maxBytes}
+			return nil, 0, &driver.PageTooLargeError{Fit: len(out), MaxBytes: maxBytes}
 		}
 		out = append(out, e)
 	}

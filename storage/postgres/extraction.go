@@ -10,11 +10,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // ClaimExtraction implements postgram.ExtractionStorage with the same
 // FOR NO KEY UPDATE SKIP LOCKED lease as the embedding queue.
-func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.ExtractClaim) ([]postgram.ExtractJob, error) {
+func (s *Store) ClaimExtraction(ctx context.Context, ws string, q driver.ExtractClaim) ([]driver.ExtractJob, error) {
 	rows, err := s.pool.Query(ctx, `
 		UPDATE entities e SET extraction_leased_until = now() + make_interval(secs => $4)
 		FROM (
@@ -34,8 +35,8 @@ func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.Extra
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim extraction work: %w", mapErr(err))
 	}
-	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.ExtractJob, error) {
-		var j postgram.ExtractJob
+	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.ExtractJob, error) {
+		var j driver.ExtractJob
 		err := r.Scan(&j.EntityID, &j.Generation, &j.Attempts, &j.Override.Provider, &j.Override.Model)
 		return j, err
 	})
@@ -46,7 +47,7 @@ func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.Extra
 }
 
 // CompleteExtraction implements postgram.ExtractionStorage.
-func (s *Store) CompleteExtraction(ctx context.Context, ws string, r postgram.ExtractResult) (int, bool, error) {
+func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.ExtractResult) (int, bool, error) {
 	written, ok := 0, false
 	// The origin entity is locked before its edges (see the lock order in
 	// tx.go), in NO KEY UPDATE mode: FOR UPDATE would block the foreign-key
@@ -108,7 +109,7 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r postgram.Ex
 }
 
 // FailExtraction implements postgram.ExtractionStorage.
-func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []postgram.ExtractJob, errMsg string, retryAt time.Time) error {
+func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []driver.ExtractJob, errMsg string, retryAt time.Time) error {
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -177,7 +178,7 @@ const nameKeySQL = `lower(regexp_replace(btrim(%s), '\s+', ' ', 'g'))`
 
 // FindByNames implements postgram.ExtractionStorage. Session context is
 // never a resolution target.
-func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]postgram.NameMatch, error) {
+func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]driver.NameMatch, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -192,12 +193,12 @@ func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]po
 				CASE WHEN jsonb_typeof(e.metadata->'aliases') = 'array' THEN e.metadata->'aliases' ELSE '[]'::jsonb END) a
 		) n
 		WHERE e.workspace_id = $1 AND e.status <> 'archived' AND e.memory_role IS DISTINCT FROM 'session_context'
-		  AND n.key = ANY($2)`, ws, keys, postgram.MaxEntityNameLen)
+		  AND n.key = ANY($2)`, ws, keys, driver.MaxEntityNameLen)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: find entities by name: %w", mapErr(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.NameMatch, error) {
-		var m postgram.NameMatch
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.NameMatch, error) {
+		var m driver.NameMatch
 		err := r.Scan(&m.Key, &m.EntityID, &m.Type, &m.CreatedAt, &m.Exact)
 		return m, err
 	})

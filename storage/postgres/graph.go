@@ -16,6 +16,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // edgeCols is the column list scanEdge reads, for alias ed.
@@ -185,7 +186,7 @@ func uuidArray(ids []uuid.UUID) []pgtype.UUID {
 }
 
 // FindEdges implements postgram.GraphStorage.
-func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) ([]postgram.Edge, error) {
+func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([]postgram.Edge, error) {
 	args := sqlArgs{ws}
 	var from string
 	if len(q.IDs) > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/rank"
 )
 
@@ -19,7 +20,7 @@ import (
 // it is safe to interpolate) as a text expression over alias e. A
 // top-level key uses the ->> form the expression indexes are built on.
 func metaExpr(k string) (string, error) {
-	if !postgram.MetaKeyRE.MatchString(k) {
+	if !driver.MetaKeyRE.MatchString(k) {
 		return "", fmt.Errorf("metadata key %q: %w", k, postgram.ErrInvalidArgument)
 	}
 	if top, sub, ok := strings.Cut(k, "."); ok {
@@ -29,7 +30,7 @@ func metaExpr(k string) (string, error) {
 }
 
 // findSQL renders f and q as a condition over alias e.
-func findSQL(f postgram.EntityFilter, q postgram.FindQuery, args *[]any) (string, error) {
+func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, error) {
 	var b strings.Builder
 	// A single type is an equality: with "type = ANY(...)" the planner
 	// cannot use the order of an index past the type column, and a task
@@ -57,13 +58,13 @@ func findSQL(f postgram.EntityFilter, q postgram.FindQuery, args *[]any) (string
 		}
 		var cond string
 		switch c.Op {
-		case postgram.MetaMissing:
+		case driver.MetaMissing:
 			cond = x + " IS NULL"
-		case postgram.MetaPresent:
+		case driver.MetaPresent:
 			cond = x + " IS NOT NULL"
-		case postgram.MetaEq:
+		case driver.MetaEq:
 			cond = x + " = " + arg(c.Value)
-		case postgram.MetaLT, postgram.MetaLE, postgram.MetaGT, postgram.MetaGE:
+		case driver.MetaLT, driver.MetaLE, driver.MetaGT, driver.MetaGE:
 			// Byte order, as on every backend.
 			cond = x + " " + string(c.Op) + " " + arg(c.Value) + " COLLATE \"C\""
 		default:
@@ -78,14 +79,14 @@ func findSQL(f postgram.EntityFilter, q postgram.FindQuery, args *[]any) (string
 }
 
 // FindEntities implements postgram.LifecycleStorage.
-func (s *Store) FindEntities(ctx context.Context, ws string, f postgram.EntityFilter, q postgram.FindQuery, limit, offset int) ([]*postgram.Entity, int, error) {
+func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilter, q driver.FindQuery, limit, offset int) ([]*postgram.Entity, int, error) {
 	args := []any{ws}
 	where, err := findSQL(f, q, &args)
 	if err != nil {
 		return nil, 0, fmt.Errorf("postgres: find entities: %w", err)
 	}
 	order := "e.created_at DESC, e.id DESC"
-	if q.Order == postgram.OrderOldest {
+	if q.Order == driver.OrderOldest {
 		order = "e.created_at, e.id"
 	}
 	args = append(args, limit, offset)
@@ -132,7 +133,7 @@ func (s *Store) SessionContextClients(ctx context.Context, ws string) ([]string,
 }
 
 // WriteBatch implements postgram.LifecycleStorage.
-func (s *Store) WriteBatch(ctx context.Context, ws string, ops []postgram.BatchOp) error {
+func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp) error {
 	if len(ops) == 0 {
 		return nil
 	}
@@ -200,7 +201,7 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []postgram.BatchO
 	return nil
 }
 
-func insertChunksTx(ctx context.Context, tx pgx.Tx, ws string, id uuid.UUID, chunks []postgram.ChunkInput) error {
+func insertChunksTx(ctx context.Context, tx pgx.Tx, ws string, id uuid.UUID, chunks []driver.ChunkInput) error {
 	if len(chunks) == 0 {
 		return nil
 	}
@@ -213,7 +214,7 @@ func insertChunksTx(ctx context.Context, tx pgx.Tx, ws string, id uuid.UUID, chu
 	return err
 }
 
-func createTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, chunks []postgram.ChunkInput) error {
+func createTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, chunks []driver.ChunkInput) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return err
@@ -234,7 +235,7 @@ func createTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, chu
 	return insertChunksTx(ctx, tx, ws, e.ID, chunks)
 }
 
-func updateTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput) error {
+func updateTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, expected int64, chunks []driver.ChunkInput) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return err
@@ -280,7 +281,7 @@ func updateTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, exp
 	return insertChunksTx(ctx, tx, ws, e.ID, chunks)
 }
 
-func edgeTx(ctx context.Context, tx pgx.Tx, ws string, ed *postgram.BatchEdge) error {
+func edgeTx(ctx context.Context, tx pgx.Tx, ws string, ed *driver.BatchEdge) error {
 	meta, err := metadataJSON(ed.Metadata)
 	if err != nil {
 		return err
@@ -293,7 +294,7 @@ func edgeTx(ctx context.Context, tx pgx.Tx, ws string, ed *postgram.BatchEdge) e
 	return err
 }
 
-func syncStateTx(ctx context.Context, tx pgx.Tx, ws string, st *postgram.SyncFileState) error {
+func syncStateTx(ctx context.Context, tx pgx.Tx, ws string, st *driver.SyncFileState) error {
 	_, err := tx.Exec(ctx, `INSERT INTO sync_files (workspace_id, repo, path, sha, entity_id, sync_status, last_synced)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (workspace_id, repo, path) DO UPDATE SET sha = EXCLUDED.sha, entity_id = EXCLUDED.entity_id,
@@ -303,7 +304,7 @@ func syncStateTx(ctx context.Context, tx pgx.Tx, ws string, st *postgram.SyncFil
 }
 
 // SyncStates implements postgram.LifecycleStorage.
-func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string, f *postgram.EntityFilter) ([]postgram.SyncFileState, error) {
+func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string, f *driver.EntityFilter) ([]driver.SyncFileState, error) {
 	args := []any{ws, repo, paths}
 	q := `SELECT path, sha, entity_id, sync_status, last_synced FROM sync_files s
 		WHERE s.workspace_id = $1 AND s.repo = $2 AND ($3::text[] IS NULL OR s.path = ANY($3))`
@@ -315,9 +316,9 @@ func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string,
 		return nil, fmt.Errorf("postgres: sync states: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []postgram.SyncFileState
+	var out []driver.SyncFileState
 	for rows.Next() {
-		st := postgram.SyncFileState{Repo: repo}
+		st := driver.SyncFileState{Repo: repo}
 		if err := rows.Scan(&st.Path, &st.SHA, &st.EntityID, &st.Status, &st.LastSynced); err != nil {
 			return nil, fmt.Errorf("postgres: sync states: %w", err)
 		}

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
 	"github.com/postgram-go/postgram/storage/storagetest"
 )
 
-func open(t *testing.T) postgram.Storage {
+func open(t *testing.T) driver.Storage {
 	t.Helper()
 	return openStore(t)
 }

@@ -10,13 +10,14 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // ClaimEmbedding implements postgram.Storage. Rows are leased with FOR NO
 // KEY UPDATE SKIP LOCKED, so concurrent workers in any number of processes
 // never claim the same entity (nor wait for a write to one); a lease that
 // expires (a crashed worker) makes the entity claimable again.
-func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]postgram.EmbedJob, error) {
+func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]driver.EmbedJob, error) {
 	rows, err := s.pool.Query(ctx, `
 		UPDATE entities e SET enrichment_leased_until = now() + make_interval(secs => $4)
 		FROM (
@@ -35,8 +36,8 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim embedding work: %w", mapErr(err))
 	}
-	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.EmbedJob, error) {
-		var j postgram.EmbedJob
+	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.EmbedJob, error) {
+		var j driver.EmbedJob
 		err := r.Scan(&j.EntityID, &j.Generation, &j.Attempts)
 		return j, err
 	})
@@ -61,7 +62,7 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 	defer crows.Close()
 	for crows.Next() {
 		var eid uuid.UUID
-		var c postgram.ChunkInput
+		var c driver.ChunkInput
 		if err := crows.Scan(&eid, &c.ID, &c.Index, &c.Content, &c.Start, &c.End); err != nil {
 			return nil, fmt.Errorf("postgres: load chunks to embed: %w", err)
 		}
@@ -79,7 +80,7 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 // first, in id order, and writes vectors only into the chunks of those
 // still at the claimed generation (a concurrent rewrite replaced the
 // others' chunks and queued them again); see the lock order in tx.go.
-func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []postgram.EmbedResult) error {
+func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []driver.EmbedResult) error {
 	if len(done) == 0 {
 		return nil
 	}
@@ -128,7 +129,7 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 
 // FailEmbedding implements postgram.Storage. It updates the entities in id
 // order (see the lock order in tx.go).
-func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []postgram.EmbedJob, errMsg string, retryAt time.Time) error {
+func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.EmbedJob, errMsg string, retryAt time.Time) error {
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -155,9 +156,9 @@ func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []postgram.Em
 }
 
 // QueueStats implements postgram.Storage.
-func (s *Store) QueueStats(ctx context.Context, ws string, f postgram.EntityFilter, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
+func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
 	var st postgram.QueueStatus
-	var ex postgram.ExtractionQueue
+	var ex driver.ExtractionQueue
 	args := []any{ws, maxAttempts}
 	where := filterSQL(f, &args)
 	err := s.pool.QueryRow(ctx, `SELECT
@@ -194,7 +195,7 @@ func (s *Store) QueueStats(ctx context.Context, ws string, f postgram.EntityFilt
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var f postgram.QueueFailure
+		var f driver.QueueFailure
 		var path *string
 		if err := rows.Scan(&f.ID, &f.Type, &f.Kind, &f.Error, &path, &f.UpdatedAt); err != nil {
 			return st, fmt.Errorf("postgres: queue failures: %w", err)

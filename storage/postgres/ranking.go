@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/rank"
 	"github.com/postgram-go/postgram/internal/tsrank"
 )
@@ -33,8 +34,8 @@ const foldInterval = time.Second
 // LexemeStats implements postgram.Storage: the folded statistics plus the
 // pending rows (lexeme_stats_delta, each a chunk's tsvector and a sign),
 // summed in one statement (one snapshot).
-func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (postgram.LexemeStats, error) {
-	st := postgram.LexemeStats{DF: make(map[string]int64, len(lexemes))}
+func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (driver.LexemeStats, error) {
+	st := driver.LexemeStats{DF: make(map[string]int64, len(lexemes))}
 	keys := make([]string, 0, len(lexemes))
 	queries := make([]string, 0, len(lexemes))
 	for _, l := range lexemes {
@@ -316,7 +317,7 @@ func newHitFeatures(q *tsrank.Query, n int) *hitFeatures {
 
 // setChunk sets h's chunk features from doc (the chunk's query lexemes,
 // already scanned) and its length in positions.
-func (f *hitFeatures) setChunk(h *postgram.KeywordHit, doc *tsrank.Doc, length int32) {
+func (f *hitFeatures) setChunk(h *driver.KeywordHit, doc *tsrank.Doc, length int32) {
 	start := len(f.tfs)
 	f.tfs = f.q.Features(doc, f.tfs)
 	h.Length, h.TF = length, f.tfs[start:len(f.tfs):len(f.tfs)]
@@ -324,7 +325,7 @@ func (f *hitFeatures) setChunk(h *postgram.KeywordHit, doc *tsrank.Doc, length i
 
 // setEntity sets h's entity features from its head (binary tsvector, nil
 // when not computed yet), type and tags.
-func (f *hitFeatures) setEntity(h *postgram.KeywordHit, head []byte, typ string, tags []string) error {
+func (f *hitFeatures) setEntity(h *driver.KeywordHit, head []byte, typ string, tags []string) error {
 	ef, ok := f.heads[h.EntityID]
 	if !ok {
 		if head != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // TestLexemeStatsExact: the statistics ranking v2 reads equal a recount of
@@ -24,9 +25,9 @@ func TestLexemeStatsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	lexemes := []string{"alpha", "bravo", "charlie", "delta", "it's", "abc-1234", "nothing"}
-	recount := func(ws string) postgram.LexemeStats {
+	recount := func(ws string) driver.LexemeStats {
 		t.Helper()
-		want := postgram.LexemeStats{DF: map[string]int64{}}
+		want := driver.LexemeStats{DF: map[string]int64{}}
 		if err := st.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum((SELECT sum(cardinality(u.positions)) FROM unnest(c.tsv) u)), 0)
 			FROM chunks c WHERE c.workspace_id = $1`, ws).Scan(&want.Chunks, &want.Length); err != nil {
 			t.Fatal(err)
@@ -61,9 +62,9 @@ func TestLexemeStatsExact(t *testing.T) {
 		e := &postgram.Entity{ID: uuid.New(), Type: postgram.TypeMemory, Content: chunks[0], Visibility: postgram.VisibilityWork,
 			Status: postgram.StatusActive, Version: 1, EnrichmentStatus: postgram.StageSkipped, ExtractionStatus: postgram.StageSkipped,
 			CreatedAt: now, UpdatedAt: now}
-		var in []postgram.ChunkInput
+		var in []driver.ChunkInput
 		for i, c := range chunks {
-			in = append(in, postgram.ChunkInput{ID: uuid.New(), Index: i, Content: c})
+			in = append(in, driver.ChunkInput{ID: uuid.New(), Index: i, Content: c})
 		}
 		if err := st.CreateEntity(ctx, ws, e, in, nil); err != nil {
 			t.Fatal(err)
@@ -84,7 +85,7 @@ func TestLexemeStatsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Content, e.Version = "delta delta", 2
-	if err := st.UpdateEntity(ctx, "a", e, 1, []postgram.ChunkInput{{ID: uuid.New(), Content: "delta delta"}}, nil); err != nil {
+	if err := st.UpdateEntity(ctx, "a", e, 1, []driver.ChunkInput{{ID: uuid.New(), Content: "delta delta"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	check("after a rechunk")

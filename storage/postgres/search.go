@@ -16,6 +16,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/query"
 	"github.com/postgram-go/postgram/internal/tsrank"
 )
@@ -138,13 +139,13 @@ type lexemeCache struct {
 const chunkJoin = `chunks c JOIN entities e ON e.workspace_id = c.workspace_id AND e.id = c.entity_id`
 
 // VectorSearch implements postgram.Storage.
-func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQuery) (postgram.VectorResult, error) {
+func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuery) (driver.VectorResult, error) {
 	m, err := s.model(ctx, q.ModelID)
 	if err != nil {
-		return postgram.VectorResult{}, err
+		return driver.VectorResult{}, err
 	}
 	if len(q.Vector) != m.Dimensions {
-		return postgram.VectorResult{}, fmt.Errorf("postgres: vector search: query has %d dimensions, model %s has %d: %w",
+		return driver.VectorResult{}, fmt.Errorf("postgres: vector search: query has %d dimensions, model %s has %d: %w",
 			len(q.Vector), m.Name, m.Dimensions, postgram.ErrInvalidArgument)
 	}
 	strategy := q.Strategy
@@ -154,7 +155,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 	if strategy == "" || strategy == postgram.StrategyAuto {
 		n, err := s.candidateCount(ctx, ws, q, s.cfg.ExactThreshold+1)
 		if err != nil {
-			return postgram.VectorResult{}, err
+			return driver.VectorResult{}, err
 		}
 		if n <= s.cfg.ExactThreshold {
 			strategy = postgram.StrategyExact
@@ -164,7 +165,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 	}
 	if strategy == postgram.StrategyExact {
 		hits, sims, err := s.vectorQuery(ctx, ws, q, m.Dimensions, false)
-		return postgram.VectorResult{Hits: hits, Plan: "exact", Similarities: sims}, err
+		return driver.VectorResult{Hits: hits, Plan: "exact", Similarities: sims}, err
 	}
 	if !broadFilter(q.Filter) {
 		// A filter may admit fewer chunks than the ANN scan is asked for;
@@ -173,33 +174,33 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 		// goes straight to the fallback.
 		n, err := s.countCandidates(ctx, ws, q, q.Limit)
 		if err != nil {
-			return postgram.VectorResult{}, err
+			return driver.VectorResult{}, err
 		}
 		if n < q.Limit {
 			hits, sims, err := s.vectorQuery(ctx, ws, q, m.Dimensions, false)
-			return postgram.VectorResult{Hits: hits, Plan: "hnsw+exact", Similarities: sims}, err
+			return driver.VectorResult{Hits: hits, Plan: "hnsw+exact", Similarities: sims}, err
 		}
 	}
 	hits, sims, err := s.vectorQuery(ctx, ws, q, m.Dimensions, true)
 	if err != nil {
-		return postgram.VectorResult{}, err
+		return driver.VectorResult{}, err
 	}
 	if len(hits) >= q.Limit {
-		return postgram.VectorResult{Hits: hits, Plan: "hnsw", Similarities: sims}, nil
+		return driver.VectorResult{Hits: hits, Plan: "hnsw", Similarities: sims}, nil
 	}
 	// The ANN scan could not fill its target (a narrow filter, or
 	// max_scan_tuples reached): rank exactly rather than return fewer
 	// results than exist. The similarities asked for came with the scan.
 	q.Also = nil
 	hits, _, err = s.vectorQuery(ctx, ws, q, m.Dimensions, false)
-	return postgram.VectorResult{Hits: hits, Plan: "hnsw+exact", Similarities: sims}, err
+	return driver.VectorResult{Hits: hits, Plan: "hnsw+exact", Similarities: sims}, err
 }
 
 // candidateCount counts (up to cap) the chunks a vector query may rank.
 // Broad filters (only archived rows and other clients' session context
 // excluded) reuse a per-workspace count for countTTL, so most searches pay
 // no extra query.
-func (s *Store) candidateCount(ctx context.Context, ws string, q postgram.VectorQuery, cap int) (int, error) {
+func (s *Store) candidateCount(ctx context.Context, ws string, q driver.VectorQuery, cap int) (int, error) {
 	if !broadFilter(q.Filter) {
 		return s.countCandidates(ctx, ws, q, cap)
 	}
@@ -210,7 +211,7 @@ func (s *Store) candidateCount(ctx context.Context, ws string, q postgram.Vector
 	if ok && time.Since(c.at) < countTTL {
 		return c.n, nil
 	}
-	n, err := s.countCandidates(ctx, ws, postgram.VectorQuery{ModelID: q.ModelID, Filter: postgram.EntityFilter{IncludeArchived: true}}, cap)
+	n, err := s.countCandidates(ctx, ws, driver.VectorQuery{ModelID: q.ModelID, Filter: driver.EntityFilter{IncludeArchived: true}}, cap)
 	if err != nil {
 		return 0, err
 	}
@@ -222,7 +223,7 @@ func (s *Store) candidateCount(ctx context.Context, ws string, q postgram.Vector
 
 // broadFilter reports whether f excludes only archived rows and other
 // clients' session context: nearly every chunk qualifies.
-func broadFilter(f postgram.EntityFilter) bool {
+func broadFilter(f driver.EntityFilter) bool {
 	return len(f.Types) == 0 && len(f.Statuses) == 0 && len(f.Visibilities) == 0 && f.Owner == "" &&
 		len(f.Tags) == 0 && f.MemoryRole == "" && f.UpdatedBefore.IsZero() && f.UpdatedAfter.IsZero()
 }
@@ -235,7 +236,7 @@ type countEntry struct {
 	at time.Time
 }
 
-func (s *Store) countCandidates(ctx context.Context, ws string, q postgram.VectorQuery, cap int) (int, error) {
+func (s *Store) countCandidates(ctx context.Context, ws string, q driver.VectorQuery, cap int) (int, error) {
 	args := sqlArgs{ws}
 	where := filterSQL(q.Filter, (*[]any)(&args))
 	sql := fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s WHERE c.workspace_id = $1 AND c.model_id = %d AND %s LIMIT %d) x`,
@@ -254,7 +255,7 @@ func (s *Store) countCandidates(ctx context.Context, ws string, q postgram.Vecto
 // is an expression no index provides, so PostgreSQL ranks every filtered
 // chunk exactly: that inner query carries only ids and distances, and
 // content is read for the chosen rows only.
-func (s *Store) vectorSQL(ws string, q postgram.VectorQuery, dims int, ann bool) (string, sqlArgs) {
+func (s *Store) vectorSQL(ws string, q driver.VectorQuery, dims int, ann bool) (string, sqlArgs) {
 	args := sqlArgs{ws}
 	vec := args.add(pgvector.NewVector(q.Vector))
 	where := filterSQL(q.Filter, (*[]any)(&args))
@@ -294,9 +295,9 @@ const annSessionSettings = "SET enable_seqscan = off; SET enable_bitmapscan = of
 
 // vectorQuery runs the vector query and, in the same round trip, the
 // similarity of the chunks of q.Also (nil when there are none).
-func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQuery, dims int, ann bool) ([]postgram.VectorHit, map[uuid.UUID]float64, error) {
+func (s *Store) vectorQuery(ctx context.Context, ws string, q driver.VectorQuery, dims int, ann bool) ([]driver.VectorHit, map[uuid.UUID]float64, error) {
 	sql, args := s.vectorSQL(ws, q, dims, ann)
-	hits := make([]postgram.VectorHit, 0, q.Limit)
+	hits := make([]driver.VectorHit, 0, q.Limit)
 	var sims map[uuid.UUID]float64
 	run := func(conn interface {
 		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
@@ -313,7 +314,7 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQue
 			return err
 		}
 		for rows.Next() {
-			var h postgram.VectorHit
+			var h driver.VectorHit
 			if err := rows.Scan(&h.ChunkID, &h.EntityID, &h.Content, &h.Similarity, &h.UpdatedAt); err != nil {
 				rows.Close()
 				return err
@@ -355,7 +356,7 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQue
 	}
 	if ann {
 		// The relaxed iterative scan returns rows nearly in order.
-		slices.SortFunc(hits, func(a, b postgram.VectorHit) int {
+		slices.SortFunc(hits, func(a, b driver.VectorHit) int {
 			switch {
 			case a.Similarity > b.Similarity:
 				return -1
@@ -371,7 +372,7 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q postgram.VectorQue
 // ExplainVector returns EXPLAIN (ANALYZE, BUFFERS) output for the vector
 // query q would run with the given plan ("exact" or "hnsw"). For benchmarks
 // and operators.
-func (s *Store) ExplainVector(ctx context.Context, ws string, q postgram.VectorQuery, plan string) (string, error) {
+func (s *Store) ExplainVector(ctx context.Context, ws string, q driver.VectorQuery, plan string) (string, error) {
 	m, err := s.model(ctx, q.ModelID)
 	if err != nil {
 		return "", err
@@ -385,7 +386,7 @@ func (s *Store) ExplainVector(ctx context.Context, ws string, q postgram.VectorQ
 }
 
 // ExplainKeyword returns EXPLAIN (ANALYZE, BUFFERS) output for a keyword probe.
-func (s *Store) ExplainKeyword(ctx context.Context, ws string, q postgram.KeywordQuery) (string, error) {
+func (s *Store) ExplainKeyword(ctx context.Context, ws string, q driver.KeywordQuery) (string, error) {
 	sql, args, err := s.keywordSQL(ctx, ws, q)
 	if err != nil {
 		return "", err
@@ -395,7 +396,7 @@ func (s *Store) ExplainKeyword(ctx context.Context, ws string, q postgram.Keywor
 
 // ExplainKeywordFill returns EXPLAIN (ANALYZE, BUFFERS) output for the
 // statement KeywordFill runs.
-func (s *Store) ExplainKeywordFill(ctx context.Context, ws string, q postgram.KeywordFillQuery) (string, error) {
+func (s *Store) ExplainKeywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (string, error) {
 	sql, args, err := keywordFillSQL(ws, q)
 	if err != nil {
 		return "", err
@@ -429,7 +430,7 @@ func (s *Store) explain(ctx context.Context, sql string, args sqlArgs, settings 
 	return b.String(), mapErr(err)
 }
 
-func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQuery) (string, sqlArgs, error) {
+func (s *Store) keywordSQL(ctx context.Context, ws string, q driver.KeywordQuery) (string, sqlArgs, error) {
 	if len(q.Terms) == 0 || len(q.Terms) > 32 {
 		return "", nil, fmt.Errorf("postgres: keyword probe: need 1 to 32 terms, got %d", len(q.Terms))
 	}
@@ -441,15 +442,15 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 	var match string
 	alts := termAlternatives(len(q.Terms), q.Alternatives)
 	switch {
-	case len(q.Only) > 0 && q.Mode == postgram.ProbeAny:
+	case len(q.Only) > 0 && q.Mode == driver.ProbeAny:
 		// Scoring a pool: its chunks came from probes of these terms, so
 		// the primary key finds them without the text index.
 		match = "TRUE"
-	case q.Mode == postgram.ProbeAll:
+	case q.Mode == driver.ProbeAll:
 		match = "c.tsv @@ " + joinQueries(termQueriesAlt(q.Terms, alts, &args), "&&")
-	case q.Mode == postgram.ProbeAny:
+	case q.Mode == driver.ProbeAny:
 		match = "c.tsv @@ " + joinQueries(termQueriesAlt(q.Terms, alts, &args), "||")
-	case q.Mode == postgram.ProbeTerm:
+	case q.Mode == driver.ProbeTerm:
 		if q.Term < 0 || q.Term >= len(q.Terms) {
 			return "", nil, fmt.Errorf("postgres: keyword probe: term %d out of range", q.Term)
 		}
@@ -498,7 +499,7 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q postgram.KeywordQue
 }
 
 // KeywordProbe implements postgram.Storage.
-func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQuery) ([]postgram.KeywordHit, error) {
+func (s *Store) KeywordProbe(ctx context.Context, ws string, q driver.KeywordQuery) ([]driver.KeywordHit, error) {
 	sql, args, err := s.keywordSQL(ctx, ws, q)
 	if err != nil {
 		return nil, err
@@ -530,10 +531,10 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 		return nil, fmt.Errorf("postgres: keyword probe: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var hits []postgram.KeywordHit
+	var hits []driver.KeywordHit
 	var doc tsrank.Doc
 	for rows.Next() {
-		var h postgram.KeywordHit
+		var h driver.KeywordHit
 		if q.Bare {
 			if err := rows.Scan(&h.ChunkID, &h.EntityID); err != nil {
 				return nil, fmt.Errorf("postgres: keyword probe: %w", err)
@@ -576,7 +577,7 @@ var allBinary = pgx.QueryResultFormats{1, 1, 1, 1, 1, 1, 1, 1, 1}
 // mask and update time, and its rank (ts_rank_cd) unless feats is set:
 // ranking v2 then orders by BM25 over the features, whose chunk part
 // (length, term frequencies) scoreHit sets too.
-func scoreHit(h *postgram.KeywordHit, tsv []byte, updated time.Time, tq *tsrank.Query, doc *tsrank.Doc, feats *hitFeatures) error {
+func scoreHit(h *driver.KeywordHit, tsv []byte, updated time.Time, tq *tsrank.Query, doc *tsrank.Doc, feats *hitFeatures) error {
 	n, err := scanTSVectorBinaryLen(tsv, tq, doc)
 	if err != nil {
 		return fmt.Errorf("chunk %s: %w", h.ChunkID, err)
@@ -591,13 +592,13 @@ func scoreHit(h *postgram.KeywordHit, tsv []byte, updated time.Time, tq *tsrank.
 	return nil
 }
 
-var _ postgram.KeywordFiller = (*Store)(nil)
+var _ driver.KeywordFiller = (*Store)(nil)
 
 // KeywordFill implements postgram.KeywordFiller in one statement (see
 // keywordFillSQL): no OR probe is needed to learn that the union fits, and
 // the steps after the pool is full never run.
-func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFillQuery) (postgram.KeywordFillResult, error) {
-	var res postgram.KeywordFillResult
+func (s *Store) KeywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (driver.KeywordFillResult, error) {
+	var res driver.KeywordFillResult
 	sql, args, err := keywordFillSQL(ws, q)
 	if err != nil {
 		return res, err
@@ -619,10 +620,10 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 		return res, fmt.Errorf("postgres: keyword fill: %w", mapErr(err))
 	}
 	defer rows.Close()
-	res.Hits = make([]postgram.KeywordHit, 0, q.Limit)
+	res.Hits = make([]driver.KeywordHit, 0, q.Limit)
 	var doc tsrank.Doc
 	for rows.Next() {
-		var h postgram.KeywordHit
+		var h driver.KeywordHit
 		var step int32
 		var updated time.Time
 		var typ string
@@ -663,7 +664,7 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 // has one visible version, so its address identifies it, compares cheaply,
 // and the final read fetches both rows directly (TID scans) instead of
 // descending two primary keys again.
-func keywordFillSQL(ws string, q postgram.KeywordFillQuery) (string, sqlArgs, error) {
+func keywordFillSQL(ws string, q driver.KeywordFillQuery) (string, sqlArgs, error) {
 	if len(q.Terms) == 0 || len(q.Terms) > 32 {
 		return "", nil, fmt.Errorf("postgres: keyword fill: need 1 to 32 terms, got %d", len(q.Terms))
 	}
@@ -789,7 +790,7 @@ func scanSimilarities(rows pgx.Rows, n int) (map[uuid.UUID]float64, error) {
 }
 
 // EdgeSummaries implements postgram.Storage.
-func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f postgram.EntityFilter) (map[uuid.UUID]postgram.EdgeSummary, error) {
+func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]postgram.EdgeSummary, error) {
 	out := make(map[uuid.UUID]postgram.EdgeSummary, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -809,7 +810,7 @@ func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 	defer rows.Close()
 	for rows.Next() {
 		var id uuid.UUID
-		var rc postgram.RelationCount
+		var rc driver.RelationCount
 		if err := rows.Scan(&id, &rc.Relation, &rc.Count); err != nil {
 			return nil, fmt.Errorf("postgres: edge summaries: %w", err)
 		}
@@ -825,7 +826,7 @@ func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 }
 
 // Neighbors implements postgram.Storage.
-func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f postgram.EntityFilter) ([]postgram.Neighbor, error) {
+func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) ([]driver.Neighbor, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -844,9 +845,9 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f pos
 		return nil, fmt.Errorf("postgres: neighbors: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []postgram.Neighbor
+	var out []driver.Neighbor
 	for rows.Next() {
-		var n postgram.Neighbor
+		var n driver.Neighbor
 		e, err := scanEntity(rows, &n.SeedID, &n.Relation, &n.Direction)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: neighbors: %w", err)

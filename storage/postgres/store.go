@@ -26,6 +26,7 @@ import (
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/writestate"
 	"github.com/postgram-go/postgram/migrations"
 )
@@ -113,9 +114,9 @@ type Store struct {
 	bgCancel context.CancelFunc
 }
 
-var _ postgram.Storage = (*Store)(nil)
-var _ postgram.Notifier = (*Store)(nil)
-var _ postgram.TermStatser = (*Store)(nil)
+var _ driver.Storage = (*Store)(nil)
+var _ driver.Notifier = (*Store)(nil)
+var _ driver.TermStatser = (*Store)(nil)
 
 // maxIndexedDims is pgvector's limit for HNSW on the vector type.
 const maxIndexedDims = 2000
@@ -396,14 +397,14 @@ const KeyChannel = "postgram_keys"
 // connection outside the pool and reconnects after failures, reporting
 // EventConnected and EventDisconnected so callers can distrust caches
 // while it is down.
-func (s *Store) Listen(ctx context.Context, ws string, h func(postgram.Event)) error {
+func (s *Store) Listen(ctx context.Context, ws string, h func(driver.Event)) error {
 	backoff := 100 * time.Millisecond
 	for {
 		err := s.listenOnce(ctx, ws, h)
 		if ctx.Err() != nil {
 			return nil
 		}
-		h(postgram.Event{Kind: postgram.EventDisconnected})
+		h(driver.Event{Kind: driver.EventDisconnected})
 		s.log.Warn("store change feed lost its connection; reconnecting", "err", err, "in", backoff)
 		select {
 		case <-ctx.Done():
@@ -416,7 +417,7 @@ func (s *Store) Listen(ctx context.Context, ws string, h func(postgram.Event)) e
 	}
 }
 
-func (s *Store) listenOnce(ctx context.Context, ws string, h func(postgram.Event)) error {
+func (s *Store) listenOnce(ctx context.Context, ws string, h func(driver.Event)) error {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
@@ -436,7 +437,7 @@ func (s *Store) listenOnce(ctx context.Context, ws string, h func(postgram.Event
 	if schema == nil {
 		return errors.New("no api_keys table on the search_path: migrations have not run")
 	}
-	h(postgram.Event{Kind: postgram.EventConnected})
+	h(driver.Event{Kind: driver.EventConnected})
 	keyPrefix := "key:" + *schema + ":" + ws + ":"
 	for {
 		n, err := conn.WaitForNotification(ctx)
@@ -445,11 +446,11 @@ func (s *Store) listenOnce(ctx context.Context, ws string, h func(postgram.Event
 		}
 		switch {
 		case n.Channel == KeyChannel && n.Payload == "key:"+*schema+":*":
-			h(postgram.Event{Kind: postgram.EventKeyRevoked})
+			h(driver.Event{Kind: driver.EventKeyRevoked})
 		case n.Channel == KeyChannel && strings.HasPrefix(n.Payload, keyPrefix):
-			h(postgram.Event{Kind: postgram.EventKeyRevoked, ID: strings.TrimPrefix(n.Payload, keyPrefix)})
+			h(driver.Event{Kind: driver.EventKeyRevoked, ID: strings.TrimPrefix(n.Payload, keyPrefix)})
 		case n.Channel != KeyChannel && n.Payload == ws:
-			h(postgram.Event{Kind: postgram.EventWork})
+			h(driver.Event{Kind: driver.EventWork})
 		}
 	}
 }

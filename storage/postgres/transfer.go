@@ -13,6 +13,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // exportPage is how many entities (and their chunks) one page of an export
@@ -25,7 +26,7 @@ const (
 // ExportWorkspace implements postgram.TransferStorage. It reads in one
 // REPEATABLE READ, read-only transaction (one snapshot), page by page
 // along the primary key.
-func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*postgram.EntityRecord) error, edge func(*postgram.Edge) error) error {
+func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*driver.EntityRecord) error, edge func(*postgram.Edge) error) error {
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var after *uuid.UUID
 		for {
@@ -92,14 +93,14 @@ func float32Value(v float64) float64 {
 	return f
 }
 
-func exportEntityPage(ctx context.Context, tx pgx.Tx, ws string, modelID int64, after *uuid.UUID) ([]*postgram.EntityRecord, error) {
+func exportEntityPage(ctx context.Context, tx pgx.Tx, ws string, modelID int64, after *uuid.UUID) ([]*driver.EntityRecord, error) {
 	rows, err := tx.Query(ctx, "SELECT "+entityCols+`, e.metadata FROM entities e
 		WHERE e.workspace_id = $1 AND ($2::uuid IS NULL OR e.id > $2) ORDER BY e.id LIMIT $3`, ws, after, exportPage)
 	if err != nil {
 		return nil, err
 	}
-	var recs []*postgram.EntityRecord
-	byID := map[uuid.UUID]*postgram.EntityRecord{}
+	var recs []*driver.EntityRecord
+	byID := map[uuid.UUID]*driver.EntityRecord{}
 	for rows.Next() {
 		var raw []byte
 		e, err := scanEntity(rows, &raw)
@@ -108,7 +109,7 @@ func exportEntityPage(ctx context.Context, tx pgx.Tx, ws string, modelID int64, 
 			return nil, err
 		}
 		e.Metadata = nil
-		r := &postgram.EntityRecord{Entity: *e, Metadata: json.RawMessage(raw)}
+		r := &driver.EntityRecord{Entity: *e, Metadata: json.RawMessage(raw)}
 		recs = append(recs, r)
 		byID[e.ID] = r
 	}
@@ -132,7 +133,7 @@ func exportEntityPage(ctx context.Context, tx pgx.Tx, ws string, modelID int64, 
 	defer crows.Close()
 	for crows.Next() {
 		var eid uuid.UUID
-		var c postgram.ChunkRecord
+		var c driver.ChunkRecord
 		var vec *pgvector.Vector
 		if err := crows.Scan(&eid, &c.ID, &c.Index, &c.Content, &c.Start, &c.End, &vec); err != nil {
 			return nil, err
@@ -148,7 +149,7 @@ func exportEntityPage(ctx context.Context, tx pgx.Tx, ws string, modelID int64, 
 }
 
 // ImportEntities implements postgram.TransferStorage.
-func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, recs []*postgram.EntityRecord, skipExisting bool) (int, error) {
+func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, recs []*driver.EntityRecord, skipExisting bool) (int, error) {
 	if len(recs) == 0 {
 		return 0, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/postgramtest"
 )
@@ -122,9 +123,9 @@ func TestLockOrderWriteVsEmbedding(t *testing.T) {
 					errs <- fmt.Errorf("round %d: claimed %d jobs, want the entity with its chunks", round, len(jobs))
 					return
 				}
-				var done []postgram.EmbedResult
+				var done []driver.EmbedResult
 				for _, j := range jobs {
-					r := postgram.EmbedResult{EntityID: j.EntityID, Generation: j.Generation}
+					r := driver.EmbedResult{EntityID: j.EntityID, Generation: j.Generation}
 					for _, ch := range j.Chunks {
 						r.ChunkIDs = append(r.ChunkIDs, ch.ID)
 						r.Vectors = append(r.Vectors, make([]float32, dims))

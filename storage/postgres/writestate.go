@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/writestate"
 )
 
@@ -60,7 +60,7 @@ func (w writeTracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.Trace
 
 func (w writeTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
-var _ postgram.WriteStater = (*Store)(nil)
+var _ driver.WriteStater = (*Store)(nil)
 
 // ReadOnly implements postgram.WriteStater: true while the last write
 // failed because the disk is full (53100) or the database refused writes

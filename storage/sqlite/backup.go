@@ -10,9 +10,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
-var _ postgram.BackupStorage = (*Store)(nil)
+var _ driver.BackupStorage = (*Store)(nil)
 
 // backupPage is how many entities (with their chunks) one page of a
 // backup reads; backupRowPage how many rows of the other tables.
@@ -29,7 +30,7 @@ func (e errCallback) Error() string { return e.err.Error() }
 // ReadBackup implements postgram.BackupStorage: one read transaction of a
 // read connection (a WAL snapshot: writers go on meanwhile), read page by
 // page along primary keys.
-func (s *Store) ReadBackup(ctx context.Context, sink postgram.BackupSink) error {
+func (s *Store) ReadBackup(ctx context.Context, sink driver.BackupSink) error {
 	if s.closed.Load() {
 		return fmt.Errorf("sqlite: read backup: store is closed: %w", postgram.ErrUnavailable)
 	}
@@ -48,7 +49,7 @@ func (s *Store) ReadBackup(ctx context.Context, sink postgram.BackupSink) error 
 	if err == nil {
 		wss, err = backupWorkspaces(ctx, conn)
 	}
-	for _, step := range []func(context.Context, *sql.Conn, string, postgram.BackupSink) error{
+	for _, step := range []func(context.Context, *sql.Conn, string, driver.BackupSink) error{
 		backupEntities, backupEdges, backupKeys, backupAudit, backupSyncFiles,
 	} {
 		for _, ws := range wss {
@@ -67,14 +68,14 @@ func (s *Store) ReadBackup(ctx context.Context, sink postgram.BackupSink) error 
 	return nil
 }
 
-func backupModels(ctx context.Context, conn *sql.Conn, sink postgram.BackupSink) error {
+func backupModels(ctx context.Context, conn *sql.Conn, sink driver.BackupSink) error {
 	rows, err := conn.QueryContext(ctx, "SELECT id, provider, name, dimensions, is_active, created_at FROM embedding_models ORDER BY id")
 	if err != nil {
 		return err
 	}
-	var models []postgram.BackupModel
+	var models []driver.BackupModel
 	for rows.Next() {
-		var m postgram.BackupModel
+		var m driver.BackupModel
 		var created int64
 		if err := rows.Scan(&m.ID, &m.Provider, &m.Name, &m.Dimensions, &m.Active, &created); err != nil {
 			rows.Close()
@@ -114,7 +115,7 @@ func backupWorkspaces(ctx context.Context, conn *sql.Conn) ([]string, error) {
 	return out, rows.Err()
 }
 
-func backupEntities(ctx context.Context, conn *sql.Conn, ws string, sink postgram.BackupSink) error {
+func backupEntities(ctx context.Context, conn *sql.Conn, ws string, sink driver.BackupSink) error {
 	afterID := ""
 	for {
 		rows, err := conn.QueryContext(ctx, "SELECT e.workspace_id, "+entityCols+`, e.chunk_generation,
@@ -125,9 +126,9 @@ func backupEntities(ctx context.Context, conn *sql.Conn, ws string, sink postgra
 		if err != nil {
 			return err
 		}
-		var recs []*postgram.BackupEntity
+		var recs []*driver.BackupEntity
 		for rows.Next() {
-			r := &postgram.BackupEntity{}
+			r := &driver.BackupEntity{}
 			var qa, ra, xqa, xra sql.NullInt64
 			e, raw, err := scanEntityAfter(rows, &r.Workspace, &r.ChunkGeneration, &qa, &ra, &xqa, &xra, &r.ExtractionProvider, &r.ExtractionModel)
 			if err != nil {
@@ -189,9 +190,9 @@ func scanEntityAfter(rows *sql.Rows, ws *string, extra ...any) (*postgram.Entity
 // backupChunks reads the chunks of one page of entities: those of the
 // entities of ws after afterID up to the page's last, a range of the
 // chunks_entity index.
-func backupChunks(ctx context.Context, conn *sql.Conn, ws, afterID string, recs []*postgram.BackupEntity) error {
+func backupChunks(ctx context.Context, conn *sql.Conn, ws, afterID string, recs []*driver.BackupEntity) error {
 	type key struct{ ws, id string }
-	byID := make(map[key]*postgram.BackupEntity, len(recs))
+	byID := make(map[key]*driver.BackupEntity, len(recs))
 	for _, r := range recs {
 		byID[key{r.Workspace, r.Entity.ID.String()}] = r
 	}
@@ -208,7 +209,7 @@ func backupChunks(ctx context.Context, conn *sql.Conn, ws, afterID string, recs 
 	for rows.Next() {
 		var k key
 		var cid string
-		var c postgram.BackupChunk
+		var c driver.BackupChunk
 		var model sql.NullInt64
 		var blob []byte
 		if err := rows.Scan(&k.ws, &k.id, &cid, &c.Index, &c.Content, &c.Start, &c.End, &model, &blob); err != nil {
@@ -228,7 +229,7 @@ func backupChunks(ctx context.Context, conn *sql.Conn, ws, afterID string, recs 
 	return rows.Err()
 }
 
-func backupEdges(ctx context.Context, conn *sql.Conn, ws string, sink postgram.BackupSink) error {
+func backupEdges(ctx context.Context, conn *sql.Conn, ws string, sink driver.BackupSink) error {
 	afterID := ""
 	for {
 		rows, err := conn.QueryContext(ctx, "SELECT ed.workspace_id, "+edgeCols+` FROM edges ed
@@ -236,9 +237,9 @@ func backupEdges(ctx context.Context, conn *sql.Conn, ws string, sink postgram.B
 		if err != nil {
 			return err
 		}
-		var edges []postgram.BackupEdge
+		var edges []driver.BackupEdge
 		for rows.Next() {
-			var be postgram.BackupEdge
+			var be driver.BackupEdge
 			var sc wsScanner
 			sc.row, sc.ws = rows, &be.Workspace
 			e, err := scanEdge(&sc)
@@ -273,14 +274,14 @@ type wsScanner struct {
 
 func (w *wsScanner) Scan(dest ...any) error { return w.row.Scan(append([]any{w.ws}, dest...)...) }
 
-func backupKeys(ctx context.Context, conn *sql.Conn, ws string, sink postgram.BackupSink) error {
+func backupKeys(ctx context.Context, conn *sql.Conn, ws string, sink driver.BackupSink) error {
 	rows, err := conn.QueryContext(ctx, "SELECT workspace_id, "+keyCols+", key_hash FROM api_keys WHERE workspace_id = ? ORDER BY id", ws)
 	if err != nil {
 		return err
 	}
-	var keys []postgram.BackupKey
+	var keys []driver.BackupKey
 	for rows.Next() {
-		var bk postgram.BackupKey
+		var bk driver.BackupKey
 		k, err := scanKey(&wsScanner{row: rows, ws: &bk.Workspace}, &bk.Hash)
 		if err != nil {
 			rows.Close()
@@ -304,7 +305,7 @@ func backupKeys(ctx context.Context, conn *sql.Conn, ws string, sink postgram.Ba
 	return nil
 }
 
-func backupAudit(ctx context.Context, conn *sql.Conn, ws string, sink postgram.BackupSink) error {
+func backupAudit(ctx context.Context, conn *sql.Conn, ws string, sink driver.BackupSink) error {
 	afterID := ""
 	for {
 		rows, err := conn.QueryContext(ctx, `SELECT workspace_id, id, at, key_id, client_id, operation, entity_id, details FROM audit_log
@@ -312,9 +313,9 @@ func backupAudit(ctx context.Context, conn *sql.Conn, ws string, sink postgram.B
 		if err != nil {
 			return err
 		}
-		var out []postgram.BackupAudit
+		var out []driver.BackupAudit
 		for rows.Next() {
-			var a postgram.BackupAudit
+			var a driver.BackupAudit
 			var id, details string
 			var at int64
 			if err := rows.Scan(&a.Workspace, &id, &at, &a.KeyID, &a.ClientID, &a.Operation, &a.EntityID, &details); err != nil {
@@ -348,15 +349,15 @@ func backupAudit(ctx context.Context, conn *sql.Conn, ws string, sink postgram.B
 	}
 }
 
-func backupSyncFiles(ctx context.Context, conn *sql.Conn, ws string, sink postgram.BackupSink) error {
+func backupSyncFiles(ctx context.Context, conn *sql.Conn, ws string, sink driver.BackupSink) error {
 	rows, err := conn.QueryContext(ctx, `SELECT workspace_id, repo, path, sha, entity_id, sync_status, last_synced FROM sync_files
 		WHERE workspace_id = ? ORDER BY repo, path`, ws)
 	if err != nil {
 		return err
 	}
-	var files []postgram.BackupSyncFile
+	var files []driver.BackupSyncFile
 	for rows.Next() {
-		var f postgram.BackupSyncFile
+		var f driver.BackupSyncFile
 		var eid string
 		var last int64
 		if err := rows.Scan(&f.Workspace, &f.Repo, &f.Path, &f.SHA, &eid, &f.Status, &last); err != nil {
@@ -392,13 +393,13 @@ func (s *Store) BackupRowCounts(ctx context.Context) (map[string]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: count rows: %w", mapErr(err))
 	}
-	return map[string]int64{postgram.BackupModels: m, postgram.BackupEntities: e, postgram.BackupChunks: c,
-		postgram.BackupVectors: v, postgram.BackupEdges: ed, postgram.BackupKeys: k, postgram.BackupAuditLog: a,
-		postgram.BackupSyncFiles: sf}, nil
+	return map[string]int64{driver.BackupModels: m, driver.BackupEntities: e, driver.BackupChunks: c,
+		driver.BackupVectors: v, driver.BackupEdges: ed, driver.BackupKeys: k, driver.BackupAuditLog: a,
+		driver.BackupSyncFiles: sf}, nil
 }
 
 // RestoreModels implements postgram.BackupStorage (ids kept).
-func (s *Store) RestoreModels(ctx context.Context, models []postgram.BackupModel) error {
+func (s *Store) RestoreModels(ctx context.Context, models []driver.BackupModel) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		for _, m := range models {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO embedding_models (id, provider, name, dimensions, is_active, created_at)
@@ -427,16 +428,16 @@ func (s *Store) FinishRestore(ctx context.Context) error {
 }
 
 // RestoreEntities implements postgram.BackupStorage.
-func (s *Store) RestoreEntities(ctx context.Context, recs []*postgram.BackupEntity) error {
+func (s *Store) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	prepared := make([][]preparedChunk, len(recs))
 	heads := make([][]byte, len(recs))
 	for i, r := range recs {
-		in := make([]postgram.ChunkInput, len(r.Chunks))
+		in := make([]driver.ChunkInput, len(r.Chunks))
 		for j, c := range r.Chunks {
-			in[j] = postgram.ChunkInput{ID: c.ID, Index: c.Index, Content: c.Content, Start: c.Start, End: c.End}
+			in[j] = driver.ChunkInput{ID: c.ID, Index: c.Index, Content: c.Content, Start: c.Start, End: c.End}
 		}
 		prepared[i] = prepareChunks(r.Workspace, in)
 		heads[i] = headTSV(withMetadata(&r.Entity, r.Metadata))
@@ -507,7 +508,7 @@ func microsOrNil[T interface{ UnixMicro() int64 }](t *T) any {
 }
 
 // RestoreEdges implements postgram.BackupStorage.
-func (s *Store) RestoreEdges(ctx context.Context, edges []postgram.BackupEdge) error {
+func (s *Store) RestoreEdges(ctx context.Context, edges []driver.BackupEdge) error {
 	if len(edges) == 0 {
 		return nil
 	}
@@ -538,7 +539,7 @@ func (s *Store) RestoreEdges(ctx context.Context, edges []postgram.BackupEdge) e
 }
 
 // RestoreKeys implements postgram.BackupStorage.
-func (s *Store) RestoreKeys(ctx context.Context, keys []postgram.BackupKey) error {
+func (s *Store) RestoreKeys(ctx context.Context, keys []driver.BackupKey) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -562,7 +563,7 @@ func (s *Store) RestoreKeys(ctx context.Context, keys []postgram.BackupKey) erro
 }
 
 // RestoreAudit implements postgram.BackupStorage.
-func (s *Store) RestoreAudit(ctx context.Context, entries []postgram.BackupAudit) error {
+func (s *Store) RestoreAudit(ctx context.Context, entries []driver.BackupAudit) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -581,7 +582,7 @@ func (s *Store) RestoreAudit(ctx context.Context, entries []postgram.BackupAudit
 }
 
 // RestoreSyncFiles implements postgram.BackupStorage.
-func (s *Store) RestoreSyncFiles(ctx context.Context, files []postgram.BackupSyncFile) error {
+func (s *Store) RestoreSyncFiles(ctx context.Context, files []driver.BackupSyncFile) error {
 	if len(files) == 0 {
 		return nil
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // Benchmark fixtures are built once per test binary run into a temporary
@@ -151,15 +152,15 @@ func buildFixture(path string, n, dims int) error {
 	for lo := 0; lo < n; lo += batch {
 		var ents []*postgram.Entity
 		var chunks [][]preparedChunk
-		var done []postgram.EmbedResult
+		var done []driver.EmbedResult
 		for i := lo; i < min(n, lo+batch); i++ {
 			content := benchContent(r, z, i)
 			e := newEntity(content)
 			e.Type = []postgram.EntityType{postgram.TypeMemory, postgram.TypeDocument, postgram.TypeTask}[i%3]
 			ents = append(ents, e)
 			cid := uuid.New()
-			chunks = append(chunks, prepareChunks("default", []postgram.ChunkInput{{ID: cid, Content: content, End: len(content)}}))
-			done = append(done, postgram.EmbedResult{EntityID: e.ID, Generation: 1, ChunkIDs: []uuid.UUID{cid},
+			chunks = append(chunks, prepareChunks("default", []driver.ChunkInput{{ID: cid, Content: content, End: len(content)}}))
+			done = append(done, driver.EmbedResult{EntityID: e.ID, Generation: 1, ChunkIDs: []uuid.UUID{cid},
 				Vectors: [][]float32{benchVector(r, cs, dims)}})
 		}
 		err := st.write(ctx, func(tx *sql.Tx) error {
@@ -258,7 +259,7 @@ func benchQueries(dims, n int) [][]float32 {
 	return out
 }
 
-func benchVectorSearch(b *testing.B, n int, f postgram.EntityFilter) {
+func benchVectorSearch(b *testing.B, n int, f driver.EntityFilter) {
 	st := openFixture(b, n, 1024)
 	ctx := context.Background()
 	qs := benchQueries(1024, 64)
@@ -266,7 +267,7 @@ func benchVectorSearch(b *testing.B, n int, f postgram.EntityFilter) {
 	i := 0
 	for b.Loop() {
 		t := time.Now()
-		res, err := st.VectorSearch(ctx, "default", postgram.VectorQuery{Filter: f, ModelID: 1, Vector: qs[i%len(qs)], Limit: 50,
+		res, err := st.VectorSearch(ctx, "default", driver.VectorQuery{Filter: f, ModelID: 1, Vector: qs[i%len(qs)], Limit: 50,
 			Strategy: postgram.StrategyAuto})
 		lat = append(lat, time.Since(t))
 		if err != nil || len(res.Hits) != 50 {
@@ -287,14 +288,14 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 }
 
 // BenchmarkVectorSearch10k ranks 10,000 chunks of 1,024 dimensions exactly.
-func BenchmarkVectorSearch10k(b *testing.B) { benchVectorSearch(b, 10_000, postgram.EntityFilter{}) }
+func BenchmarkVectorSearch10k(b *testing.B) { benchVectorSearch(b, 10_000, driver.EntityFilter{}) }
 
 // BenchmarkVectorSearch50k ranks 50,000 chunks of 1,024 dimensions exactly.
-func BenchmarkVectorSearch50k(b *testing.B) { benchVectorSearch(b, 50_000, postgram.EntityFilter{}) }
+func BenchmarkVectorSearch50k(b *testing.B) { benchVectorSearch(b, 50_000, driver.EntityFilter{}) }
 
 // BenchmarkVectorSearch50kFiltered ranks the third of them that are tasks.
 func BenchmarkVectorSearch50kFiltered(b *testing.B) {
-	benchVectorSearch(b, 50_000, postgram.EntityFilter{Types: []postgram.EntityType{postgram.TypeTask}})
+	benchVectorSearch(b, 50_000, driver.EntityFilter{Types: []postgram.EntityType{postgram.TypeTask}})
 }
 
 // BenchmarkKeywordProbe runs the probes of a typical query at 10,000 chunks:
@@ -304,13 +305,13 @@ func BenchmarkKeywordProbe(b *testing.B) {
 	ctx := context.Background()
 	queries := [][]string{{"w3", "w17"}, {"PRJ-42"}, {"w1", "w250", "w4000"}, {"w12", "w13", "w14", "w15"}}
 	vec := benchQueries(1024, 1)[0]
-	modes := []postgram.ProbeMode{postgram.ProbeAll, postgram.ProbeAny, postgram.ProbeTerm}
+	modes := []driver.ProbeMode{driver.ProbeAll, driver.ProbeAny, driver.ProbeTerm}
 	var lat []time.Duration
 	i := 0
 	for b.Loop() {
 		q := queries[i%len(queries)]
 		t := time.Now()
-		_, err := st.KeywordProbe(ctx, "default", postgram.KeywordQuery{Terms: q, Mode: modes[i%3], Limit: 201, Vector: vec, ModelID: 1})
+		_, err := st.KeywordProbe(ctx, "default", driver.KeywordQuery{Terms: q, Mode: modes[i%3], Limit: 201, Vector: vec, ModelID: 1})
 		lat = append(lat, time.Since(t))
 		if err != nil {
 			b.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )
@@ -160,11 +161,11 @@ func TestCrashLosesNoAcknowledgedWrite(t *testing.T) {
 			}
 		}
 		// The keyword index agrees with the entities (same transactions).
-		hits, err := st.KeywordProbe(ctx, "default", postgram.KeywordQuery{Terms: []string{"crash"}, Mode: postgram.ProbeAll, Limit: 1 << 30, Bare: true})
+		hits, err := st.KeywordProbe(ctx, "default", driver.KeywordQuery{Terms: []string{"crash"}, Mode: driver.ProbeAll, Limit: 1 << 30, Bare: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		page, total, err := st.ListEntities(ctx, "default", postgram.EntityFilter{}, 1, 0, 0)
+		page, total, err := st.ListEntities(ctx, "default", driver.EntityFilter{}, 1, 0, 0)
 		if err != nil || len(page) != 1 {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/rank"
 )
 
@@ -88,11 +89,11 @@ func idsJSON(ids []uuid.UUID) string {
 // preparedChunk is a chunk with its keyword index entries, computed before
 // the write transaction so the lock is held only for the inserts.
 type preparedChunk struct {
-	postgram.ChunkInput
+	driver.ChunkInput
 	tsv []byte
 }
 
-func prepareChunks(ws string, chunks []postgram.ChunkInput) []preparedChunk {
+func prepareChunks(ws string, chunks []driver.ChunkInput) []preparedChunk {
 	out := make([]preparedChunk, len(chunks))
 	for i, c := range chunks {
 		v := chunkVector(c.Content)
@@ -138,7 +139,7 @@ func putHead(ctx context.Context, tx *sql.Tx, rid int64, e *postgram.Entity) err
 // CreateEntity implements postgram.Storage: the entity, its chunks (and so
 // the keyword index), its head and the audit entry commit in one
 // transaction.
-func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
+func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []driver.ChunkInput, audit *postgram.AuditEntry) error {
 	prepared := prepareChunks(ws, chunks)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := createTx(ctx, tx, ws, e, prepared); err != nil {
@@ -227,7 +228,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 }
 
 // UpdateEntity implements postgram.Storage.
-func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
+func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []driver.ChunkInput, audit *postgram.AuditEntry) error {
 	rechunk := chunks != nil
 	var prepared []preparedChunk
 	if rechunk {
@@ -252,7 +253,7 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 // filterSQL renders f as a SQL condition over alias e, appending its
 // arguments to args. It never interpolates values. index.go's admits
 // evaluates the same rules in Go.
-func filterSQL(f postgram.EntityFilter, args *[]any) string {
+func filterSQL(f driver.EntityFilter, args *[]any) string {
 	var b strings.Builder
 	b.WriteString("1")
 	// Lists are JSON parameters, so the statement text depends only on
@@ -309,7 +310,7 @@ func toStrings[T ~string](in []T) []string {
 }
 
 // ListEntities implements postgram.Storage.
-func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFilter, limit, offset int, maxBytes int64) ([]*postgram.Entity, int, error) {
+func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*postgram.Entity, int, error) {
 	args := []any{ws}
 	where := filterSQL(f, &args)
 	args = append(args, limit, offset)
@@ -329,7 +330,7 @@ func (s *Store) ListEntities(ctx context.Context, ws string, f postgram.EntityFi
 			return nil, 0, fmt.Errorf("sqlite: list entities: %w", err)
 		}
 		if size += int64(len(e.Content)); maxBytes > 0 && size > maxBytes {
-			return nil, 0, &postgram.PageTooLargeError{Fit: len(out), MaxBytes: maxBytes}
+			return nil, 0, &driver.PageTooLargeError{Fit: len(out), MaxBytes: maxBytes}
 		}
 		out = append(out, e)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // claimExtractionSQL leases up to ?3 entities with extraction work (see
@@ -35,8 +36,8 @@ const claimExtractionSQL = `
 // ClaimExtraction implements postgram.ExtractionStorage. Like
 // ClaimEmbedding, the claim is one write transaction and write
 // transactions are serialised, so two workers never claim one entity.
-func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.ExtractClaim) ([]postgram.ExtractJob, error) {
-	var jobs []postgram.ExtractJob
+func (s *Store) ClaimExtraction(ctx context.Context, ws string, q driver.ExtractClaim) ([]driver.ExtractJob, error) {
+	var jobs []driver.ExtractJob
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		t := micros(now())
 		rows, err := tx.QueryContext(ctx, claimExtractionSQL,
@@ -46,7 +47,7 @@ func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.Extra
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var j postgram.ExtractJob
+			var j driver.ExtractJob
 			var id string
 			if err := rows.Scan(&id, &j.Generation, &j.Attempts, &j.Override.Provider, &j.Override.Model); err != nil {
 				return err
@@ -65,7 +66,7 @@ func (s *Store) ClaimExtraction(ctx context.Context, ws string, q postgram.Extra
 }
 
 // CompleteExtraction implements postgram.ExtractionStorage.
-func (s *Store) CompleteExtraction(ctx context.Context, ws string, r postgram.ExtractResult) (int, bool, error) {
+func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.ExtractResult) (int, bool, error) {
 	prepared := make([][]preparedChunk, len(r.Creates))
 	for i, p := range r.Creates {
 		prepared[i] = prepareChunks(ws, p.Chunks)
@@ -120,7 +121,7 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r postgram.Ex
 }
 
 // FailExtraction implements postgram.ExtractionStorage.
-func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []postgram.ExtractJob, errMsg string, retryAt time.Time) error {
+func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []driver.ExtractJob, errMsg string, retryAt time.Time) error {
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -179,7 +180,7 @@ func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID,
 // FindByNames implements postgram.ExtractionStorage. SQLite's lower() only
 // folds ASCII, so the candidate rows are narrowed in SQL by length and
 // compared in Go with the library's own normalisation.
-func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]postgram.NameMatch, error) {
+func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]driver.NameMatch, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -200,12 +201,12 @@ func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]po
 				WHERE x.workspace_id = ?1 AND json_type(x.metadata, '$.aliases') = 'array' AND a.type = 'text'
 		) n ON n.rid = e.rid
 		WHERE e.status <> 'archived' AND (e.memory_role IS NULL OR e.memory_role <> 'session_context')`,
-		ws, postgram.MaxEntityNameLen)
+		ws, driver.MaxEntityNameLen)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: find entities by name: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []postgram.NameMatch
+	var out []driver.NameMatch
 	for rows.Next() {
 		var id, typ, val string
 		var created int64
@@ -221,7 +222,7 @@ func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]po
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: find entities by name: %w", err)
 		}
-		out = append(out, postgram.NameMatch{Key: k, EntityID: eid, Type: postgram.EntityType(typ),
+		out = append(out, driver.NameMatch{Key: k, EntityID: eid, Type: postgram.EntityType(typ),
 			CreatedAt: fromMicros(created), Exact: exact})
 	}
 	if err := rows.Err(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // edgeColsBare is the column list scanEdge reads, unqualified.
@@ -173,7 +174,7 @@ func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, aud
 }
 
 // FindEdges implements postgram.GraphStorage.
-func (s *Store) FindEdges(ctx context.Context, ws string, q postgram.EdgeQuery) ([]postgram.Edge, error) {
+func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([]postgram.Edge, error) {
 	args := []any{}
 	var from string
 	if len(q.IDs) > 0 {

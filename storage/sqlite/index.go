@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // index is the in-process vector index: every embedding of the file, per
@@ -85,16 +86,16 @@ type maskList struct {
 }
 
 type admitMask struct {
-	key  string                // the filter, as JSON
-	f    postgram.EntityFilter // the filter, to re-evaluate a changed entity
-	mask []bool                // by entity slot
+	key  string              // the filter, as JSON
+	f    driver.EntityFilter // the filter, to re-evaluate a changed entity
+	mask []bool              // by entity slot
 }
 
 const maskCacheSize = 4
 
 // admitted returns which entities of the space f admits, by slot. The
 // caller holds the index's read lock at least, so ents and gen are stable.
-func (sp *space) admitted(f *postgram.EntityFilter) []bool {
+func (sp *space) admitted(f *driver.EntityFilter) []bool {
 	kb, err := json.Marshal(f)
 	key := string(kb)
 	cur := sp.masks.Load()
@@ -706,7 +707,7 @@ func ridList(m map[int64]bool) string {
 }
 
 // admits evaluates f on an entity exactly as filterSQL does in SQL.
-func admits(f *postgram.EntityFilter, a *entAttr) bool {
+func admits(f *driver.EntityFilter, a *entAttr) bool {
 	if !a.live {
 		return false
 	}
@@ -755,7 +756,7 @@ func contains[T comparable](list []T, v T) bool {
 }
 
 // searchVectors ranks workspace ws's vectors of model against x.
-func (ix *index) searchVectors(ws string, model int64, x []float32, f *postgram.EntityFilter, k int) ([]scored, error) {
+func (ix *index) searchVectors(ws string, model int64, x []float32, f *driver.EntityFilter, k int) ([]scored, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if !ix.loaded {

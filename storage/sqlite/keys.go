@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // auditInsert inserts an entry in a transaction (nothing when a is nil).
@@ -359,7 +360,7 @@ func (s *Store) Stats(ctx context.Context, ws string) (postgram.StoreStats, erro
 	return st, nil
 }
 
-var _ postgram.KeyVersioner = (*Store)(nil)
+var _ driver.KeyVersioner = (*Store)(nil)
 
 // KeysVersion implements postgram.KeyVersioner: the number of API-key
 // changes (other than last use) this process has applied from change_log,

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // The keyword index answers the keyword branch from memory, beside the
@@ -324,7 +325,7 @@ type kwView struct {
 
 // view returns ws's keyword state for filter f; ok is false when the
 // workspace has no chunk. The caller holds ix.mu for reading.
-func (ix *index) view(ws string, f *postgram.EntityFilter) (kwView, bool) {
+func (ix *index) view(ws string, f *driver.EntityFilter) (kwView, bool) {
 	sp := ix.spaces[ws]
 	if sp == nil || sp.kw == nil || sp.kw.nlive == 0 {
 		return kwView{}, false
@@ -339,9 +340,9 @@ func (v *kwView) ok(s int32) bool {
 
 // hit returns slot s's hit without scores (ids, and unless bare its
 // content and update time).
-func (v *kwView) hit(s int32, bare bool) postgram.KeywordHit {
+func (v *kwView) hit(s int32, bare bool) driver.KeywordHit {
 	e := &v.sp.ents[v.ks.ent[s]]
-	h := postgram.KeywordHit{ChunkID: v.ks.chunk[s], EntityID: e.id}
+	h := driver.KeywordHit{ChunkID: v.ks.chunk[s], EntityID: e.id}
 	if !bare {
 		h.Content, h.UpdatedAt = v.ks.content[s], fromMicros(e.updated)
 	}
@@ -457,7 +458,7 @@ type headFeatures struct {
 	tags []string
 }
 
-func (f *features) set(h *postgram.KeywordHit) {
+func (f *features) set(h *driver.KeywordHit) {
 	h.Length, h.TF = f.length, f.tf
 	h.HeadPos, h.HeadLen, h.Type, h.Tags = f.head.pos, f.head.len, f.head.typ, f.head.tags
 }
@@ -490,7 +491,7 @@ func (ix *index) termCounts(ws string, q *terms, limit int) ([]int, int) {
 
 // chunkTexts returns, for the chunks of ws with the given rids that are
 // live and admitted by f, their entity id, content and entity update time.
-func (ix *index) chunkTexts(ws string, rids []int64, f *postgram.EntityFilter) map[int64]chunkRow {
+func (ix *index) chunkTexts(ws string, rids []int64, f *driver.EntityFilter) map[int64]chunkRow {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	out := make(map[int64]chunkRow, len(rids))
@@ -515,7 +516,7 @@ func (ix *index) chunkTexts(ws string, rids []int64, f *postgram.EntityFilter) m
 
 // keywordProbe runs a probe (see Store.KeywordProbe) over the terms in use,
 // which all have lexemes. It returns the hits and their chunk rids.
-func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use []int, holds func(uint32) bool) ([]postgram.KeywordHit, []int64, error) {
+func (ix *index) keywordProbe(ws string, q *driver.KeywordQuery, t *terms, use []int, holds func(uint32) bool) ([]driver.KeywordHit, []int64, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if !ix.loaded {
@@ -559,7 +560,7 @@ func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use
 				slots = append(slots, s)
 			}
 		}
-	case q.Mode == postgram.ProbeAny:
+	case q.Mode == driver.ProbeAny:
 		lists := make([][]int32, 0, len(use))
 		for _, i := range use {
 			if m := v.ks.termMatching(t, i); len(m) > 0 {
@@ -584,7 +585,7 @@ func (ix *index) keywordProbe(ws string, q *postgram.KeywordQuery, t *terms, use
 			return nil, nil, err
 		}
 	}
-	hits := make([]postgram.KeywordHit, 0, len(slots))
+	hits := make([]driver.KeywordHit, 0, len(slots))
 	rids := make([]int64, 0, len(slots))
 	for k, s := range slots {
 		if len(hits) >= q.Limit {
@@ -623,10 +624,10 @@ func lexemesOf(t *terms, use []int) []int {
 }
 
 // keywordFill builds a keyword pool (see Store.KeywordFill).
-func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) (postgram.KeywordFillResult, error) {
+func (ix *index) keywordFill(ws string, q *driver.KeywordFillQuery, t *terms) (driver.KeywordFillResult, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	var res postgram.KeywordFillResult
+	var res driver.KeywordFillResult
 	if !ix.loaded {
 		return res, errNotMigrated
 	}
@@ -662,9 +663,9 @@ func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) 
 	}
 	masks, ranks, fs, err := v.score(pool, t, q.Features)
 	if err != nil {
-		return postgram.KeywordFillResult{}, err
+		return driver.KeywordFillResult{}, err
 	}
-	res.Hits = make([]postgram.KeywordHit, len(pool))
+	res.Hits = make([]driver.KeywordHit, len(pool))
 	for k, s := range pool {
 		h := v.hit(s, false)
 		h.Matched, h.Rank = masks[k], float64(ranks[k])
@@ -680,10 +681,10 @@ func (ix *index) keywordFill(ws string, q *postgram.KeywordFillQuery, t *terms) 
 }
 
 // lexemeStats reads ws's corpus statistics (see Store.LexemeStats).
-func (ix *index) lexemeStats(ws string, lexemes []string) postgram.LexemeStats {
+func (ix *index) lexemeStats(ws string, lexemes []string) driver.LexemeStats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	st := postgram.LexemeStats{DF: make(map[string]int64)}
+	st := driver.LexemeStats{DF: make(map[string]int64)}
 	sp := ix.spaces[ws]
 	if sp == nil || sp.kw == nil {
 		return st

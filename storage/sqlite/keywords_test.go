@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/query"
 )
 
@@ -154,7 +155,7 @@ func TestAdmittedMasksFollowEntityChanges(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	ix := &index{spaces: map[string]*space{}, entLoc: map[int64]entLoc{}}
 	types := []postgram.EntityType{postgram.TypeMemory, postgram.TypeTask, postgram.TypeDocument}
-	filters := []postgram.EntityFilter{
+	filters := []driver.EntityFilter{
 		{},
 		{Types: []postgram.EntityType{postgram.TypeTask}},
 		{Tags: []string{"a"}, IncludeArchived: true},

@@ -11,20 +11,21 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // metaExpr renders metadata key k (checked against postgram.MetaKeyRE, so
 // it is safe to interpolate) as a text expression over alias e, in the
 // form the expression indexes are built on.
 func metaExpr(k string) (string, error) {
-	if !postgram.MetaKeyRE.MatchString(k) {
+	if !driver.MetaKeyRE.MatchString(k) {
 		return "", fmt.Errorf("metadata key %q: %w", k, postgram.ErrInvalidArgument)
 	}
 	return "(e.metadata ->> '$." + k + "')", nil
 }
 
 // findSQL renders f and q as a condition over alias e.
-func findSQL(f postgram.EntityFilter, q postgram.FindQuery, args *[]any) (string, error) {
+func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, error) {
 	var b strings.Builder
 	// A single type is an equality, so that the planner can walk an index
 	// that leads with it in order (entities_type_context for a task list by
@@ -49,11 +50,11 @@ func findSQL(f postgram.EntityFilter, q postgram.FindQuery, args *[]any) (string
 		}
 		var cond string
 		switch c.Op {
-		case postgram.MetaMissing:
+		case driver.MetaMissing:
 			cond = x + " IS NULL"
-		case postgram.MetaPresent:
+		case driver.MetaPresent:
 			cond = x + " IS NOT NULL"
-		case postgram.MetaEq, postgram.MetaLT, postgram.MetaLE, postgram.MetaGT, postgram.MetaGE:
+		case driver.MetaEq, driver.MetaLT, driver.MetaLE, driver.MetaGT, driver.MetaGE:
 			cond = x + " " + string(c.Op) + " ?"
 			*args = append(*args, c.Value)
 		default:
@@ -68,14 +69,14 @@ func findSQL(f postgram.EntityFilter, q postgram.FindQuery, args *[]any) (string
 }
 
 // FindEntities implements postgram.LifecycleStorage.
-func (s *Store) FindEntities(ctx context.Context, ws string, f postgram.EntityFilter, q postgram.FindQuery, limit, offset int) ([]*postgram.Entity, int, error) {
+func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilter, q driver.FindQuery, limit, offset int) ([]*postgram.Entity, int, error) {
 	args := []any{ws}
 	where, err := findSQL(f, q, &args)
 	if err != nil {
 		return nil, 0, fmt.Errorf("sqlite: find entities: %w", err)
 	}
 	order := "e.created_at DESC, e.id DESC"
-	if q.Order == postgram.OrderOldest {
+	if q.Order == driver.OrderOldest {
 		order = "e.created_at, e.id"
 	}
 	cargs := slices.Clone(args)
@@ -134,7 +135,7 @@ func (s *Store) SessionContextClients(ctx context.Context, ws string) ([]string,
 }
 
 // WriteBatch implements postgram.LifecycleStorage.
-func (s *Store) WriteBatch(ctx context.Context, ws string, ops []postgram.BatchOp) error {
+func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp) error {
 	if len(ops) == 0 {
 		return nil
 	}
@@ -258,7 +259,7 @@ func updateTx(ctx context.Context, tx *sql.Tx, ws string, e *postgram.Entity, ex
 	return insertChunks(ctx, tx, ws, e.ID, rid, chunks)
 }
 
-func edgeTx(ctx context.Context, tx *sql.Tx, ws string, ed *postgram.BatchEdge) error {
+func edgeTx(ctx context.Context, tx *sql.Tx, ws string, ed *driver.BatchEdge) error {
 	meta, err := metadataJSON(ed.Metadata)
 	if err != nil {
 		return err
@@ -271,7 +272,7 @@ func edgeTx(ctx context.Context, tx *sql.Tx, ws string, ed *postgram.BatchEdge) 
 	return err
 }
 
-func syncStateTx(ctx context.Context, tx *sql.Tx, ws string, st *postgram.SyncFileState) error {
+func syncStateTx(ctx context.Context, tx *sql.Tx, ws string, st *driver.SyncFileState) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO sync_files (workspace_id, repo, path, sha, entity_id, sync_status, last_synced)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id, repo, path) DO UPDATE SET sha = excluded.sha, entity_id = excluded.entity_id,
@@ -281,7 +282,7 @@ func syncStateTx(ctx context.Context, tx *sql.Tx, ws string, st *postgram.SyncFi
 }
 
 // SyncStates implements postgram.LifecycleStorage.
-func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string, f *postgram.EntityFilter) ([]postgram.SyncFileState, error) {
+func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string, f *driver.EntityFilter) ([]driver.SyncFileState, error) {
 	var list any // NULL: every path
 	if paths != nil {
 		list = stringsJSON(paths)
@@ -298,9 +299,9 @@ func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string,
 		return nil, fmt.Errorf("sqlite: sync states: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []postgram.SyncFileState
+	var out []driver.SyncFileState
 	for rows.Next() {
-		st := postgram.SyncFileState{Repo: repo}
+		st := driver.SyncFileState{Repo: repo}
 		var id string
 		var at int64
 		if err := rows.Scan(&st.Path, &st.SHA, &id, &st.Status, &at); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 func testStore(t testing.TB) *Store {
@@ -56,7 +57,7 @@ func TestKeywordProbeGolden(t *testing.T) {
 		for i, d := range corpus.Docs {
 			e := newEntity(d.Doc)
 			cid := uuid.New()
-			if err := st.CreateEntity(ctx, ws, e, []postgram.ChunkInput{{ID: cid, Content: d.Doc, End: len(d.Doc)}}, nil); err != nil {
+			if err := st.CreateEntity(ctx, ws, e, []driver.ChunkInput{{ID: cid, Content: d.Doc, End: len(d.Doc)}}, nil); err != nil {
 				t.Fatal(err)
 			}
 			if ws == "main" {
@@ -70,10 +71,10 @@ func TestKeywordProbeGolden(t *testing.T) {
 		if len(terms) > 32 || RaceEnabled && qi%6 != 0 {
 			continue
 		}
-		check := func(mode postgram.ProbeMode, term int, want func(r [4]float64) bool) {
+		check := func(mode driver.ProbeMode, term int, want func(r [4]float64) bool) {
 			t.Helper()
 			for _, variant := range []string{"fts", "bare", "only", "only-bare"} {
-				kq := postgram.KeywordQuery{Terms: terms, Mode: mode, Term: term, Limit: 1000, Bare: strings.HasSuffix(variant, "bare")}
+				kq := driver.KeywordQuery{Terms: terms, Mode: mode, Term: term, Limit: 1000, Bare: strings.HasSuffix(variant, "bare")}
 				inOnly := func(int) bool { return true }
 				if strings.HasPrefix(variant, "only") {
 					// Every other document (and a chunk of another workspace,
@@ -112,10 +113,10 @@ func TestKeywordProbeGolden(t *testing.T) {
 				}
 			}
 		}
-		check(postgram.ProbeAll, 0, func(r [4]float64) bool { return r[1] == 1 })
-		check(postgram.ProbeAny, 0, func(r [4]float64) bool { return r[2] == 1 })
+		check(driver.ProbeAll, 0, func(r [4]float64) bool { return r[1] == 1 })
+		check(driver.ProbeAny, 0, func(r [4]float64) bool { return r[2] == 1 })
 		for ti := range terms {
-			check(postgram.ProbeTerm, ti, func(r [4]float64) bool { return uint32(r[3])&(1<<ti) != 0 })
+			check(driver.ProbeTerm, ti, func(r [4]float64) bool { return uint32(r[3])&(1<<ti) != 0 })
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // now is the database clock: the store's process time, in stored precision.
@@ -40,8 +41,8 @@ const claimEmbeddingSQL = `
 // single writer connection, across processes by SQLite's write lock), so
 // concurrent workers never claim the same entity; a lease that expires (a
 // crashed worker) makes the entity claimable again.
-func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]postgram.EmbedJob, error) {
-	var jobs []postgram.EmbedJob
+func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]driver.EmbedJob, error) {
+	var jobs []driver.EmbedJob
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		t := micros(now())
 		rows, err := tx.QueryContext(ctx, claimEmbeddingSQL,
@@ -49,7 +50,7 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 		if err != nil {
 			return err
 		}
-		type claimed struct{ job postgram.EmbedJob }
+		type claimed struct{ job driver.EmbedJob }
 		var cl []claimed
 		for rows.Next() {
 			var c claimed
@@ -73,7 +74,7 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 		}
 		ids := make([]uuid.UUID, len(cl))
 		byID := make(map[uuid.UUID]int, len(cl))
-		jobs = make([]postgram.EmbedJob, len(cl))
+		jobs = make([]driver.EmbedJob, len(cl))
 		for i, c := range cl {
 			jobs[i] = c.job
 			ids[i] = c.job.EntityID
@@ -89,7 +90,7 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 		defer crows.Close()
 		for crows.Next() {
 			var eid, cid string
-			var c postgram.ChunkInput
+			var c driver.ChunkInput
 			if err := crows.Scan(&eid, &cid, &c.Index, &c.Content, &c.Start, &c.End); err != nil {
 				return err
 			}
@@ -113,7 +114,7 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 }
 
 // CompleteEmbedding implements postgram.Storage.
-func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []postgram.EmbedResult) error {
+func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []driver.EmbedResult) error {
 	if len(done) == 0 {
 		return nil
 	}
@@ -183,7 +184,7 @@ func checkVector(v []float32, dims int) error {
 }
 
 // FailEmbedding implements postgram.Storage.
-func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []postgram.EmbedJob, errMsg string, retryAt time.Time) error {
+func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.EmbedJob, errMsg string, retryAt time.Time) error {
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -209,9 +210,9 @@ func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []postgram.Em
 }
 
 // QueueStats implements postgram.Storage.
-func (s *Store) QueueStats(ctx context.Context, ws string, f postgram.EntityFilter, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
+func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
 	var st postgram.QueueStatus
-	var ex postgram.ExtractionQueue
+	var ex driver.ExtractionQueue
 	var oldest sql.NullInt64
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -261,7 +262,7 @@ func (s *Store) QueueStats(ctx context.Context, ws string, f postgram.EntityFilt
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var f postgram.QueueFailure
+		var f driver.QueueFailure
 		var id string
 		var path sql.NullString
 		var updated int64

@@ -11,20 +11,21 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // VectorSearch implements postgram.Storage. Every strategy ranks exactly
 // (see the package documentation), so the plan is always "exact".
-func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQuery) (postgram.VectorResult, error) {
+func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuery) (driver.VectorResult, error) {
 	m, err := s.model(ctx, q.ModelID)
 	if err != nil {
-		return postgram.VectorResult{}, err
+		return driver.VectorResult{}, err
 	}
 	if len(q.Vector) != m.Dimensions {
-		return postgram.VectorResult{}, fmt.Errorf("sqlite: vector search: query has %d dimensions, model %s has %d: %w",
+		return driver.VectorResult{}, fmt.Errorf("sqlite: vector search: query has %d dimensions, model %s has %d: %w",
 			len(q.Vector), m.Name, m.Dimensions, postgram.ErrInvalidArgument)
 	}
-	res := postgram.VectorResult{Plan: "exact"}
+	res := driver.VectorResult{Plan: "exact"}
 	if err := s.idx.ensureFresh(ctx); err != nil {
 		return res, fmt.Errorf("sqlite: vector search: %w", err)
 	}
@@ -36,7 +37,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 		res.Similarities = s.idx.similaritiesOf(ws, q.ModelID, q.Vector, q.Also)
 	}
 	if len(top) == 0 {
-		res.Hits = []postgram.VectorHit{}
+		res.Hits = []driver.VectorHit{}
 		return res, nil
 	}
 	rids := make([]int64, len(top))
@@ -46,7 +47,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 	rows := s.idx.chunkTexts(ws, rids, &q.Filter)
 	type distHit struct {
 		dist float64 // cosine distance, as pgvector's <=> computes it
-		hit  postgram.VectorHit
+		hit  driver.VectorHit
 	}
 	hits := make([]distHit, 0, len(top))
 	for _, t := range top {
@@ -54,7 +55,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 		if !ok {
 			continue // changed since the index was read
 		}
-		h := postgram.VectorHit{ChunkID: t.chunk, EntityID: r.entity, Content: r.content, UpdatedAt: r.updated}
+		h := driver.VectorHit{ChunkID: t.chunk, EntityID: r.entity, Content: r.content, UpdatedAt: r.updated}
 		dist := 1 - t.sim
 		h.Similarity = 1 - dist
 		hits = append(hits, distHit{dist, h})
@@ -76,7 +77,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q postgram.VectorQu
 		}
 		return bytes.Compare(a.hit.ChunkID[:], b.hit.ChunkID[:])
 	})
-	res.Hits = make([]postgram.VectorHit, len(hits))
+	res.Hits = make([]driver.VectorHit, len(hits))
 	for i, h := range hits {
 		res.Hits[i] = h.hit
 	}
@@ -94,7 +95,7 @@ type chunkRow struct {
 // chunk rid order; with Only, the listed chunks, checked against the probe
 // on their stored tsvector (the same lexeme sets, so the same answer),
 // which keeps scoring a pool independent of how common its terms are.
-func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQuery) ([]postgram.KeywordHit, error) {
+func (s *Store) KeywordProbe(ctx context.Context, ws string, q driver.KeywordQuery) ([]driver.KeywordHit, error) {
 	if len(q.Terms) == 0 || len(q.Terms) > 32 {
 		return nil, fmt.Errorf("sqlite: keyword probe: need 1 to 32 terms, got %d", len(q.Terms))
 	}
@@ -104,18 +105,18 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 		holds func(mask uint32) bool // the probe, on a chunk's term mask
 	)
 	switch q.Mode {
-	case postgram.ProbeAll, postgram.ProbeAny:
+	case driver.ProbeAll, driver.ProbeAny:
 		use = terms.withLexemes()
 		var need uint32
 		for _, i := range use {
 			need |= 1 << i
 		}
-		if q.Mode == postgram.ProbeAll {
+		if q.Mode == driver.ProbeAll {
 			holds = func(m uint32) bool { return m&need == need }
 		} else {
 			holds = func(m uint32) bool { return m != 0 }
 		}
-	case postgram.ProbeTerm:
+	case driver.ProbeTerm:
 		if q.Term < 0 || q.Term >= len(q.Terms) {
 			return nil, fmt.Errorf("sqlite: keyword probe: term %d out of range", q.Term)
 		}
@@ -156,14 +157,14 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q postgram.KeywordQ
 	return hits, nil
 }
 
-var _ postgram.KeywordFiller = (*Store)(nil)
+var _ driver.KeywordFiller = (*Store)(nil)
 
 // KeywordFill implements postgram.KeywordFiller from the in-memory keyword
 // index: each step walks the chunks matching its term in rid order and
 // stops as soon as the pool is full, skipping chunks already in it; no OR
 // probe is needed to learn that the union fits.
-func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFillQuery) (postgram.KeywordFillResult, error) {
-	var res postgram.KeywordFillResult
+func (s *Store) KeywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (driver.KeywordFillResult, error) {
+	var res driver.KeywordFillResult
 	if len(q.Terms) == 0 || len(q.Terms) > 32 {
 		return res, fmt.Errorf("sqlite: keyword fill: need 1 to 32 terms, got %d", len(q.Terms))
 	}
@@ -180,12 +181,12 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q postgram.KeywordFi
 	}
 	res, err := s.idx.keywordFill(ws, &q, compileTerms(q.Terms, q.Alternatives))
 	if err != nil {
-		return postgram.KeywordFillResult{}, fmt.Errorf("sqlite: keyword fill: %w", err)
+		return driver.KeywordFillResult{}, fmt.Errorf("sqlite: keyword fill: %w", err)
 	}
 	return res, nil
 }
 
-var _ postgram.Refresher = (*Store)(nil)
+var _ driver.Refresher = (*Store)(nil)
 
 // Refresh implements postgram.Refresher: the index catches up with commits
 // of other processes once, and reads under the returned context skip the
@@ -199,14 +200,14 @@ func (s *Store) Refresh(ctx context.Context) (context.Context, error) {
 
 // LexemeStats implements postgram.Storage from the keyword index: live
 // chunks, their total length and each lexeme's live posting count.
-func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (postgram.LexemeStats, error) {
+func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (driver.LexemeStats, error) {
 	if err := s.idx.ensureFresh(ctx); err != nil {
-		return postgram.LexemeStats{}, fmt.Errorf("sqlite: lexeme stats: %w", err)
+		return driver.LexemeStats{}, fmt.Errorf("sqlite: lexeme stats: %w", err)
 	}
 	return s.idx.lexemeStats(ws, lexemes), nil
 }
 
-var _ postgram.SimilarityScorer = (*Store)(nil)
+var _ driver.SimilarityScorer = (*Store)(nil)
 
 // ChunkSimilarities implements postgram.SimilarityScorer: with it the
 // library scores a keyword pool without similarities and asks for the few
@@ -224,7 +225,7 @@ func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64,
 }
 
 // EdgeSummaries implements postgram.Storage.
-func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f postgram.EntityFilter) (map[uuid.UUID]postgram.EdgeSummary, error) {
+func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]postgram.EdgeSummary, error) {
 	out := make(map[uuid.UUID]postgram.EdgeSummary, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -246,7 +247,7 @@ func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 	defer rows.Close()
 	for rows.Next() {
 		var id string
-		var rc postgram.RelationCount
+		var rc driver.RelationCount
 		if err := rows.Scan(&id, &rc.Relation, &rc.Count); err != nil {
 			return nil, fmt.Errorf("sqlite: edge summaries: %w", err)
 		}
@@ -266,7 +267,7 @@ func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 }
 
 // Neighbors implements postgram.Storage.
-func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f postgram.EntityFilter) ([]postgram.Neighbor, error) {
+func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) ([]driver.Neighbor, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -285,9 +286,9 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f pos
 		return nil, fmt.Errorf("sqlite: neighbors: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []postgram.Neighbor
+	var out []driver.Neighbor
 	for rows.Next() {
-		var n postgram.Neighbor
+		var n driver.Neighbor
 		var seed string
 		e, err := scanEntity(rows, &seed, &n.Relation, &n.Direction)
 		if err != nil {
@@ -305,7 +306,7 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f pos
 	return out, nil
 }
 
-var _ postgram.TermStatser = (*Store)(nil)
+var _ driver.TermStatser = (*Store)(nil)
 
 // TermFrequencies implements postgram.TermStatser: a term's frequency is
 // the fraction of the workspace's chunks that match it (all its lexemes),

@@ -102,6 +102,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/writestate"
 )
 
@@ -198,7 +199,7 @@ type Store struct {
 	models map[int64]postgram.ModelInfo // by id
 }
 
-var _ postgram.Storage = (*Store)(nil)
+var _ driver.Storage = (*Store)(nil)
 
 // Open opens (creating when missing) the database at cfg.Path and, when its
 // schema is current, loads the vector index. It refuses, without modifying
@@ -623,7 +624,7 @@ func (s *Store) noteWriteErr(err error) {
 	}
 }
 
-var _ postgram.WriteStater = (*Store)(nil)
+var _ driver.WriteStater = (*Store)(nil)
 
 // ReadOnly implements postgram.WriteStater: true while the last write
 // failed because the disk is full (SQLITE_FULL, ENOSPC), a file size limit

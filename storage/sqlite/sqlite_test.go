@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/storage/sqlite"
 	"github.com/postgram-go/postgram/storage/storagetest"
 )
@@ -32,5 +32,5 @@ func openAt(t testing.TB, path string) *sqlite.Store {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storagetest.Run(t, func(t *testing.T) postgram.Storage { return openStore(t) })
+	storagetest.Run(t, func(t *testing.T) driver.Storage { return openStore(t) })
 }

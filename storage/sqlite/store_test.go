@@ -22,13 +22,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/sqlite"
 )
 
 const dims = 64
 
-func newClient(t testing.TB, st postgram.Storage, emb postgram.Embedder, mod ...func(*postgram.Config)) *postgram.Client {
+func newClient(t testing.TB, st driver.Storage, emb postgram.Embedder, mod ...func(*postgram.Config)) *postgram.Client {
 	t.Helper()
 	cfg := postgram.Config{Store: st, Embedder: emb}
 	for _, m := range mod {
@@ -168,7 +169,7 @@ func TestOpenErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		if _, err := st.VectorSearch(ctx, "default", postgram.VectorQuery{Vector: []float32{1}}); err == nil {
+		if _, err := st.VectorSearch(ctx, "default", driver.VectorQuery{Vector: []float32{1}}); err == nil {
 			t.Fatal("search before Migrate should fail")
 		}
 	})

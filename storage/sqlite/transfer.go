@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // exportPage is how many entities (and their chunks) one page of an export
@@ -22,7 +23,7 @@ const (
 // ExportWorkspace implements postgram.TransferStorage. It reads in one read
 // transaction of a read connection (a WAL snapshot), page by page along
 // the (workspace_id, id) keys.
-func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*postgram.EntityRecord) error, edge func(*postgram.Edge) error) error {
+func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*driver.EntityRecord) error, edge func(*postgram.Edge) error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("sqlite: export workspace: store is closed: %w", postgram.ErrUnavailable)
 	}
@@ -84,14 +85,14 @@ func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, e
 	}
 }
 
-func exportEntityPage(ctx context.Context, conn *sql.Conn, ws string, modelID int64, after string) ([]*postgram.EntityRecord, error) {
+func exportEntityPage(ctx context.Context, conn *sql.Conn, ws string, modelID int64, after string) ([]*driver.EntityRecord, error) {
 	rows, err := conn.QueryContext(ctx, "SELECT "+entityCols+`, e.metadata FROM entities e
 		WHERE e.workspace_id = ? AND e.id > ? ORDER BY e.id LIMIT ?`, ws, after, exportPage)
 	if err != nil {
 		return nil, err
 	}
-	var recs []*postgram.EntityRecord
-	byID := map[string]*postgram.EntityRecord{}
+	var recs []*driver.EntityRecord
+	byID := map[string]*driver.EntityRecord{}
 	for rows.Next() {
 		var raw string
 		e, err := scanEntity(rows, &raw)
@@ -100,7 +101,7 @@ func exportEntityPage(ctx context.Context, conn *sql.Conn, ws string, modelID in
 			return nil, err
 		}
 		e.Metadata = nil
-		r := &postgram.EntityRecord{Entity: *e, Metadata: json.RawMessage(raw)}
+		r := &driver.EntityRecord{Entity: *e, Metadata: json.RawMessage(raw)}
 		recs = append(recs, r)
 		byID[e.ID.String()] = r
 	}
@@ -126,7 +127,7 @@ func exportEntityPage(ctx context.Context, conn *sql.Conn, ws string, modelID in
 	defer crows.Close()
 	for crows.Next() {
 		var eid, cid string
-		var c postgram.ChunkRecord
+		var c driver.ChunkRecord
 		var blob []byte
 		if err := crows.Scan(&eid, &cid, &c.Index, &c.Content, &c.Start, &c.End, &blob); err != nil {
 			return nil, err
@@ -145,7 +146,7 @@ func exportEntityPage(ctx context.Context, conn *sql.Conn, ws string, modelID in
 }
 
 // ImportEntities implements postgram.TransferStorage.
-func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, recs []*postgram.EntityRecord, skipExisting bool) (int, error) {
+func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, recs []*driver.EntityRecord, skipExisting bool) (int, error) {
 	if len(recs) == 0 {
 		return 0, nil
 	}
@@ -168,9 +169,9 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 	}
 	prepared := make([][]preparedChunk, len(recs))
 	for i, r := range recs {
-		in := make([]postgram.ChunkInput, len(r.Chunks))
+		in := make([]driver.ChunkInput, len(r.Chunks))
 		for j, c := range r.Chunks {
-			in[j] = postgram.ChunkInput{ID: c.ID, Index: c.Index, Content: c.Content, Start: c.Start, End: c.End}
+			in[j] = driver.ChunkInput{ID: c.ID, Index: c.Index, Content: c.Content, Start: c.Start, End: c.End}
 		}
 		prepared[i] = prepareChunks(ws, in)
 	}

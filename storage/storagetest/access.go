@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/syncproto"
 )
 
@@ -183,7 +184,7 @@ func testSyncAccess(t *testing.T, open Opener) {
 			t.Fatalf("%s: status after a refused batch: %+v, %v", what, st, err)
 		}
 		for _, f := range st.Files {
-			if f.SyncStatus != postgram.SyncStatusSynced {
+			if f.SyncStatus != driver.SyncStatusSynced {
 				t.Fatalf("%s: a refused batch changed the state of %s: %+v", what, f.Path, f)
 			}
 		}
@@ -488,12 +489,12 @@ func testAuditPrune(t *testing.T, open Opener) {
 // racingStore is a real store whose next UpdateEntity first runs before
 // (a concurrent writer).
 type racingStore struct {
-	postgram.Storage
+	driver.Storage
 	mu     sync.Mutex
 	before func()
 }
 
-func (r *racingStore) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []postgram.ChunkInput, audit *postgram.AuditEntry) error {
+func (r *racingStore) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []driver.ChunkInput, audit *postgram.AuditEntry) error {
 	r.mu.Lock()
 	f := r.before
 	r.before = nil

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/postgramtest"
 )
 
@@ -250,7 +251,7 @@ func testExtractionCorpus(t *testing.T, open Opener) {
 	if _, err := e.c.Delete(e.ctx, doc.ID); err != nil {
 		t.Fatal(err)
 	}
-	all, err := e.store.FindEdges(e.ctx, e.c.Workspace(), postgram.EdgeQuery{OriginIDs: []uuid.UUID{doc.ID}})
+	all, err := e.store.FindEdges(e.ctx, e.c.Workspace(), driver.EdgeQuery{OriginIDs: []uuid.UUID{doc.ID}})
 	if err != nil || len(all) != 0 {
 		t.Fatalf("edges of a deleted source: %v %+v", err, all)
 	}
@@ -373,7 +374,7 @@ func testExtractionFailure(t *testing.T, open Opener) {
 	if st := e.extract(); st.Entities != 0 || st.Failed != 0 {
 		t.Fatalf("exhausted entities retried: %+v", st)
 	}
-	edges, _ := e.store.FindEdges(e.ctx, e.c.Workspace(), postgram.EdgeQuery{Sources: []string{postgram.EdgeSourceLLM}})
+	edges, _ := e.store.FindEdges(e.ctx, e.c.Workspace(), driver.EdgeQuery{Sources: []string{postgram.EdgeSourceLLM}})
 	if len(edges) != 0 {
 		t.Fatalf("failed extractions wrote edges: %+v", edges)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // testKeywordFill checks a KeywordFiller's one-call pool against the steps
@@ -18,7 +19,7 @@ import (
 // chunks the filter admits.
 func testKeywordFill(t *testing.T, open Opener) {
 	e := newEnv(t, open)
-	st, ok := e.store.(postgram.KeywordFiller)
+	st, ok := e.store.(driver.KeywordFiller)
 	if !ok {
 		t.Skip("the store builds the keyword pool probe by probe (no KeywordFiller)")
 	}
@@ -49,7 +50,7 @@ func testKeywordFill(t *testing.T, open Opener) {
 	if _, err := c.BulkArchive(ctx, archive); err != nil {
 		t.Fatal(err)
 	}
-	filters := map[string]postgram.EntityFilter{
+	filters := map[string]driver.EntityFilter{
 		"active":    {},
 		"documents": {Types: []postgram.EntityType{postgram.TypeDocument}},
 		"archived":  {IncludeArchived: true},
@@ -70,8 +71,8 @@ func testKeywordFill(t *testing.T, open Opener) {
 			for _, limit := range []int{200, 30} {
 				order := rng.Perm(len(terms))
 				t.Run(fmt.Sprintf("%s/%v/%v/%d", name, terms, order, limit), func(t *testing.T) {
-					set := func(mode postgram.ProbeMode, term int) map[uuid.UUID]bool {
-						hs, err := e.store.KeywordProbe(ctx, postgram.DefaultWorkspace, postgram.KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term, Limit: 10000, Bare: true})
+					set := func(mode driver.ProbeMode, term int) map[uuid.UUID]bool {
+						hs, err := e.store.KeywordProbe(ctx, postgram.DefaultWorkspace, driver.KeywordQuery{Filter: f, Terms: terms, Mode: mode, Term: term, Limit: 10000, Bare: true})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -81,7 +82,7 @@ func testKeywordFill(t *testing.T, open Opener) {
 						}
 						return m
 					}
-					res, err := st.KeywordFill(ctx, postgram.DefaultWorkspace, postgram.KeywordFillQuery{Filter: f, Terms: terms, Order: order, Limit: limit})
+					res, err := st.KeywordFill(ctx, postgram.DefaultWorkspace, driver.KeywordFillQuery{Filter: f, Terms: terms, Order: order, Limit: limit})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -98,7 +99,7 @@ func testKeywordFill(t *testing.T, open Opener) {
 							t.Fatalf("hit not scored: %+v", h)
 						}
 					}
-					conj := set(postgram.ProbeAll, 0)
+					conj := set(driver.ProbeAll, 0)
 					if want := min(limit, len(conj)); res.Conjunction != want {
 						t.Fatalf("conjunction hits %d, want %d", res.Conjunction, want)
 					}
@@ -114,7 +115,7 @@ func testKeywordFill(t *testing.T, open Opener) {
 							break
 						}
 						var avail []uuid.UUID
-						for id := range set(postgram.ProbeTerm, term) {
+						for id := range set(driver.ProbeTerm, term) {
 							if !prev[id] {
 								avail = append(avail, id)
 							}
@@ -159,7 +160,7 @@ func testKeywordFill(t *testing.T, open Opener) {
 // embedding and unknown ids are absent.
 func testVectorAlso(t *testing.T, open Opener) {
 	e := newEnv(t, open)
-	scorer, ok := e.store.(postgram.SimilarityScorer)
+	scorer, ok := e.store.(driver.SimilarityScorer)
 	if !ok {
 		t.Skip("the store computes similarities with its keyword hits (no SimilarityScorer)")
 	}
@@ -170,8 +171,8 @@ func testVectorAlso(t *testing.T, open Opener) {
 			tags = []string{"narrow"}
 		}
 		ent := e.store1(postgram.StoreInput{Content: fmt.Sprintf("similarity sample %d on topic %d", i, i%4), Tags: tags})
-		hs, err := e.store.KeywordProbe(e.ctx, postgram.DefaultWorkspace, postgram.KeywordQuery{
-			Terms: []string{fmt.Sprintf("%d", i)}, Mode: postgram.ProbeAll, Limit: 10, Bare: true})
+		hs, err := e.store.KeywordProbe(e.ctx, postgram.DefaultWorkspace, driver.KeywordQuery{
+			Terms: []string{fmt.Sprintf("%d", i)}, Mode: driver.ProbeAll, Limit: 10, Bare: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,8 +185,8 @@ func testVectorAlso(t *testing.T, open Opener) {
 	e.enrich()
 	// A chunk stored after enrichment has no embedding yet.
 	late := e.store1(postgram.StoreInput{Content: "similarity latecomer without an embedding"})
-	hs, err := e.store.KeywordProbe(e.ctx, postgram.DefaultWorkspace, postgram.KeywordQuery{
-		Terms: []string{"latecomer"}, Mode: postgram.ProbeAll, Limit: 10, Bare: true})
+	hs, err := e.store.KeywordProbe(e.ctx, postgram.DefaultWorkspace, driver.KeywordQuery{
+		Terms: []string{"latecomer"}, Mode: driver.ProbeAll, Limit: 10, Bare: true})
 	if err != nil || len(hs) != 1 || hs[0].EntityID != late.ID {
 		t.Fatalf("latecomer probe: %v %v", hs, err)
 	}
@@ -205,9 +206,9 @@ func testVectorAlso(t *testing.T, open Opener) {
 	if len(want) != len(chunks) {
 		t.Fatalf("ChunkSimilarities: %d of %d embedded chunks", len(want), len(chunks))
 	}
-	for _, f := range []postgram.EntityFilter{{}, {Tags: []string{"narrow"}}} {
+	for _, f := range []driver.EntityFilter{{}, {Tags: []string{"narrow"}}} {
 		for _, s := range []postgram.Strategy{postgram.StrategyExact, postgram.StrategyHNSW, postgram.StrategyAuto} {
-			r, err := e.store.VectorSearch(e.ctx, postgram.DefaultWorkspace, postgram.VectorQuery{
+			r, err := e.store.VectorSearch(e.ctx, postgram.DefaultWorkspace, driver.VectorQuery{
 				Filter: f, ModelID: id, Vector: vec[0], Limit: 10, Strategy: s, Also: also})
 			if err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // testGraph runs the knowledge-graph conformance tests.
@@ -655,11 +656,11 @@ func testGraphPrecedence(t *testing.T, open Opener) {
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
-	low, err := e.store.FindEdges(e.ctx, e.c.Workspace(), postgram.EdgeQuery{Sources: []string{postgram.EdgeSourceLLM}, Below: 0.5})
+	low, err := e.store.FindEdges(e.ctx, e.c.Workspace(), driver.EdgeQuery{Sources: []string{postgram.EdgeSourceLLM}, Below: 0.5})
 	if err != nil || len(low) != 1 || low[0].Relation != "weak" {
 		t.Fatalf("FindEdges below 0.5: %+v, %v", low, err)
 	}
-	byOrigin, err := e.store.FindEdges(e.ctx, e.c.Workspace(), postgram.EdgeQuery{OriginIDs: []uuid.UUID{a.ID}})
+	byOrigin, err := e.store.FindEdges(e.ctx, e.c.Workspace(), driver.EdgeQuery{OriginIDs: []uuid.UUID{a.ID}})
 	if err != nil || len(byOrigin) != 2 {
 		t.Fatalf("FindEdges by origin: %+v, %v", byOrigin, err)
 	}
@@ -681,7 +682,7 @@ func testGraphSearch(t *testing.T, open Opener) {
 	}
 	res := r.Results[0]
 	if res.Edges == nil || res.Edges.Count != 3 || len(res.Edges.Relations) != 2 ||
-		res.Edges.Relations[0] != (postgram.RelationCount{Relation: "involves", Count: 2}) {
+		res.Edges.Relations[0] != (driver.RelationCount{Relation: "involves", Count: 2}) {
 		t.Fatalf("edge summary = %+v", res.Edges)
 	}
 	if len(res.Related) != 3 {

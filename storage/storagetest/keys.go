@@ -131,7 +131,7 @@ func testKeyRotation(t *testing.T, open Opener) {
 		t.Fatalf("successor %+v", rot.Key)
 	}
 	// Same rights; the same lifetime (30 days) from now.
-	oldP, newP := old.Principal(), rot.Key.Principal()
+	oldP, newP := postgram.KeyPrincipal(old), postgram.KeyPrincipal(rot.Key)
 	newP.KeyID = oldP.KeyID
 	if diff := cmp.Diff(oldP, newP); diff != "" {
 		t.Fatalf("successor's rights differ (-old +new):\n%s", diff)
@@ -195,7 +195,7 @@ func testKeyRotation(t *testing.T, open Opener) {
 	}
 	_, err = e.admin().RotateKey(e.ctx, rot3.Key.ID, postgram.RotateOptions{})
 	wantErr(t, err, postgram.ErrConflict, "")
-	scoped := e.admin().As(rot2.Key.Principal())
+	scoped := e.admin().As(postgram.KeyPrincipal(rot2.Key))
 	if _, err := scoped.Admin(); !errors.Is(err, postgram.ErrForbidden) {
 		t.Fatalf("a key may not rotate keys: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/syncproto"
 )
 
@@ -104,7 +105,7 @@ func testPurge(t *testing.T, open Opener) {
 	if _, err := e.store.GetEntity(e.ctx, ws, id); !errors.Is(err, postgram.ErrNotFound) {
 		t.Fatalf("the purged entity remains: %v", err)
 	}
-	if edges, err := e.store.FindEdges(e.ctx, ws, postgram.EdgeQuery{}); err != nil || len(edges) != 0 {
+	if edges, err := e.store.FindEdges(e.ctx, ws, driver.EdgeQuery{}); err != nil || len(edges) != 0 {
 		t.Fatalf("edges after purge: %+v %v", edges, err)
 	}
 	if states, err := e.store.SyncStates(e.ctx, ws, "notes", nil, nil); err != nil || len(states) != 0 {

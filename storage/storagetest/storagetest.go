@@ -17,12 +17,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/postgramtest"
 )
 
 // Opener returns a fresh, migrated, empty store that is closed when the
 // test ends. It is called once per subtest, possibly in parallel.
-type Opener func(t *testing.T) postgram.Storage
+type Opener func(t *testing.T) driver.Storage
 
 // Dims is the embedding dimension the suite uses.
 const Dims = 64
@@ -97,7 +98,7 @@ func Run(t *testing.T, open Opener) {
 type env struct {
 	t     *testing.T
 	ctx   context.Context
-	store postgram.Storage
+	store driver.Storage
 	emb   *postgramtest.Embedder
 	c     *postgram.Client
 }
@@ -1105,7 +1106,7 @@ func testWorkerStartStop(t *testing.T, open Opener) {
 	// process would) wakes the worker too where the store can notify.
 	other := e.client()
 	ent2 := mustStore(t, other, postgram.StoreInput{Content: "written by another client"})
-	if _, ok := e.store.(postgram.Notifier); ok {
+	if _, ok := e.store.(driver.Notifier); ok {
 		deadline = time.Now().Add(5 * time.Second)
 		for {
 			back, _ := e.c.Recall(e.ctx, ent2.ID)
@@ -1292,7 +1293,7 @@ func testKeyRevocationAcrossClients(t *testing.T, open Opener) {
 	if _, err := e.admin().Authenticate(e.ctx, token); !errors.Is(err, postgram.ErrUnauthorized) {
 		t.Fatalf("the revoking replica accepted the key: %v", err)
 	}
-	if _, ok := e.store.(postgram.Notifier); !ok {
+	if _, ok := e.store.(driver.Notifier); !ok {
 		// Without a change feed, keys are cached only by a KeyVersioner
 		// store's version, which every call checks: the other replica
 		// must refuse the key at once.
@@ -1323,7 +1324,7 @@ func testAudit(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as := e.admin().As(key.Principal())
+	as := e.admin().As(postgram.KeyPrincipal(key))
 	ent := mustStore(t, as, postgram.StoreInput{Content: "audited"})
 	c := "audited again"
 	if _, err := as.Update(e.ctx, ent.ID, postgram.UpdateInput{Version: 1, Content: &c}); err != nil {

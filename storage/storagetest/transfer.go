@@ -11,14 +11,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // exportAll collects what ExportWorkspace yields.
-func exportAll(t *testing.T, e *env, ws string, modelID int64) ([]*postgram.EntityRecord, []postgram.Edge) {
+func exportAll(t *testing.T, e *env, ws string, modelID int64) ([]*driver.EntityRecord, []postgram.Edge) {
 	t.Helper()
-	var recs []*postgram.EntityRecord
+	var recs []*driver.EntityRecord
 	var edges []postgram.Edge
-	err := e.store.ExportWorkspace(e.ctx, ws, modelID, func(r *postgram.EntityRecord) error {
+	err := e.store.ExportWorkspace(e.ctx, ws, modelID, func(r *driver.EntityRecord) error {
 		recs = append(recs, r)
 		return nil
 	}, func(ed *postgram.Edge) error {
@@ -113,7 +114,7 @@ func testTransfer(t *testing.T, open Opener) {
 	// A callback's error stops the export and comes back unchanged.
 	stop := errors.New("stop here")
 	n := 0
-	err = e.store.ExportWorkspace(e.ctx, "default", modelID, func(*postgram.EntityRecord) error {
+	err = e.store.ExportWorkspace(e.ctx, "default", modelID, func(*driver.EntityRecord) error {
 		n++
 		if n == 3 {
 			return stop
@@ -127,7 +128,7 @@ func testTransfer(t *testing.T, open Opener) {
 	// Import into a fresh workspace, in two batches.
 	const ws = "copy"
 	half := len(recs) / 2
-	for _, part := range [][]*postgram.EntityRecord{recs[:half], recs[half:]} {
+	for _, part := range [][]*driver.EntityRecord{recs[:half], recs[half:]} {
 		got, err := e.store.ImportEntities(e.ctx, ws, modelID, part, false)
 		if err != nil || got != len(part) {
 			t.Fatalf("ImportEntities: %d, %v", got, err)
@@ -173,11 +174,11 @@ func testTransfer(t *testing.T, open Opener) {
 	}
 	fresh := *recs[0]
 	fresh.Entity.ID = uuid.New()
-	fresh.Chunks = append([]postgram.ChunkRecord(nil), recs[0].Chunks...)
+	fresh.Chunks = append([]driver.ChunkRecord(nil), recs[0].Chunks...)
 	for i := range fresh.Chunks {
 		fresh.Chunks[i].ID = uuid.New()
 	}
-	got, err := e.store.ImportEntities(e.ctx, ws, modelID, []*postgram.EntityRecord{recs[0], &fresh, recs[1]}, true)
+	got, err := e.store.ImportEntities(e.ctx, ws, modelID, []*driver.EntityRecord{recs[0], &fresh, recs[1]}, true)
 	if err != nil || got != 1 {
 		t.Fatalf("skip existing: %d, %v", got, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/internal/toon"
 	"github.com/postgram-go/postgram/postgramtest"
@@ -51,7 +52,7 @@ var backends = []string{"sqlite", "postgres"}
 func newEnvOn(t testing.TB, backend string, logs io.Writer) *env {
 	t.Helper()
 	ctx := context.Background()
-	var st postgram.Storage
+	var st driver.Storage
 	switch backend {
 	case "sqlite":
 		s, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "postgram.db")})

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // defaultFailureLimit is how many failures include_failures lists when
@@ -15,9 +16,9 @@ const defaultFailureLimit = 10
 // queueCompact is the compact queue answer: the counts, and failures
 // without their paths and timestamps.
 type queueCompact struct {
-	Embedding  postgram.EmbeddingQueue   `json:"embedding"`
-	Extraction *postgram.ExtractionQueue `json:"extraction"`
-	Failures   []queueFailureRow         `json:"failures,omitempty"`
+	Embedding  driver.EmbeddingQueue   `json:"embedding"`
+	Extraction *driver.ExtractionQueue `json:"extraction"`
+	Failures   []queueFailureRow       `json:"failures,omitempty"`
 }
 
 type queueFailureRow struct {

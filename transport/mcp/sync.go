@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/syncproto"
 )
 
@@ -134,7 +135,7 @@ func syncStatusTool(ctx context.Context, c *postgram.Client, a args) (reply, err
 	}
 	out := syncStatusCompact{Repo: st.Repo, Files: make([]syncStatusRow, 0, len(st.Files))}
 	for _, f := range st.Files {
-		if f.SyncStatus == postgram.SyncStatusDeleted {
+		if f.SyncStatus == driver.SyncStatusDeleted {
 			out.Deleted++
 		} else {
 			out.Synced++

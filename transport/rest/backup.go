@@ -9,6 +9,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/driver"
 )
 
 func (s *Server) backupRoutes() {
@@ -85,7 +86,7 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = fw.rc.Flush()
 	if err := s.admin.RecordAudit(context.WithoutCancel(r.Context()), c.Principal(), "backup.download", map[string]any{
-		"entities": m.Counts[postgram.BackupEntities], "bytes": fw.n}); err != nil {
+		"entities": m.Counts[driver.BackupEntities], "bytes": fw.n}); err != nil {
 		s.log.Warn("backup download: audit failed", "err", err)
 	}
 }
@@ -127,11 +128,11 @@ type workspaceSource struct {
 	ws string
 }
 
-func (s workspaceSource) ReadBackup(ctx context.Context, sink postgram.BackupSink) error {
-	sink.Entity = inWorkspace(s.ws, sink.Entity, func(e *postgram.BackupEntity) string { return e.Workspace })
-	sink.Edge = inWorkspace(s.ws, sink.Edge, func(e *postgram.BackupEdge) string { return e.Workspace })
-	sink.Key = inWorkspace(s.ws, sink.Key, func(k *postgram.BackupKey) string { return k.Workspace })
-	sink.Audit = inWorkspace(s.ws, sink.Audit, func(a *postgram.BackupAudit) string { return a.Workspace })
-	sink.SyncFile = inWorkspace(s.ws, sink.SyncFile, func(f *postgram.BackupSyncFile) string { return f.Workspace })
+func (s workspaceSource) ReadBackup(ctx context.Context, sink driver.BackupSink) error {
+	sink.Entity = inWorkspace(s.ws, sink.Entity, func(e *driver.BackupEntity) string { return e.Workspace })
+	sink.Edge = inWorkspace(s.ws, sink.Edge, func(e *driver.BackupEdge) string { return e.Workspace })
+	sink.Key = inWorkspace(s.ws, sink.Key, func(k *driver.BackupKey) string { return k.Workspace })
+	sink.Audit = inWorkspace(s.ws, sink.Audit, func(a *driver.BackupAudit) string { return a.Workspace })
+	sink.SyncFile = inWorkspace(s.ws, sink.SyncFile, func(f *driver.BackupSyncFile) string { return f.Workspace })
 	return s.Source.ReadBackup(ctx, sink)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/postgramtest"
 )
 
@@ -50,7 +51,7 @@ func TestBackupDownload(t *testing.T) {
 			}
 			m, err := backup.Scan(br)
 			br.Close()
-			if err != nil || m.Counts[postgram.BackupEntities] != 2 || m.Counts[postgram.BackupKeys] != 4 || m.Store != b {
+			if err != nil || m.Counts[driver.BackupEntities] != 2 || m.Counts[driver.BackupKeys] != 4 || m.Store != b {
 				t.Fatalf("manifest %+v, %v", m, err)
 			}
 			audit, err := postgramtest.Admin(t, e.client).Audit(context.Background(), postgram.AuditFilter{Operation: "backup.download"})

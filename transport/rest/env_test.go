@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
@@ -48,7 +49,7 @@ var backends = []string{"sqlite", "postgres"}
 func newEnvOn(t testing.TB, backend string, opts ...envOption) *env {
 	t.Helper()
 	ctx := context.Background()
-	var st postgram.Storage
+	var st driver.Storage
 	var pg *postgres.Store
 	switch backend {
 	case "sqlite":

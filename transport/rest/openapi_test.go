@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/transport/apierror"
 	"github.com/postgram-go/postgram/transport/rest"
 )
@@ -276,6 +277,6 @@ func sameSet(a, b []string) bool {
 }
 
 // nilStore satisfies postgram.Storage for tests that only build a router.
-type nilStore struct{ postgram.Storage }
+type nilStore struct{ driver.Storage }
 
 func (nilStore) Name() string { return "nil" }

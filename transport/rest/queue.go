@@ -3,7 +3,7 @@ package rest
 import (
 	"net/http"
 
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 func (s *Server) queueRoutes() {
@@ -23,9 +23,9 @@ const (
 // present (possibly empty) exactly when include_failures is true and
 // extraction is null when extraction is not configured.
 type queueResponse struct {
-	Embedding  postgram.EmbeddingQueue   `json:"embedding"`
-	Extraction *postgram.ExtractionQueue `json:"extraction"`
-	Failures   *[]postgram.QueueFailure  `json:"failures,omitempty"`
+	Embedding  driver.EmbeddingQueue   `json:"embedding"`
+	Extraction *driver.ExtractionQueue `json:"extraction"`
+	Failures   *[]driver.QueueFailure  `json:"failures,omitempty"`
 }
 
 func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
@@ -56,7 +56,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	if include {
 		f := st.Failures
 		if f == nil {
-			f = []postgram.QueueFailure{}
+			f = []driver.QueueFailure{}
 		}
 		resp.Failures = &f
 	}

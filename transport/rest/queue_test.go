@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
 	"github.com/postgram-go/postgram/transport/apierror"
@@ -51,8 +52,8 @@ func TestQueue(t *testing.T) {
 
 	// With failures, limited.
 	var q struct {
-		Embedding postgram.EmbeddingQueue `json:"embedding"`
-		Failures  []map[string]any        `json:"failures"`
+		Embedding driver.EmbeddingQueue `json:"embedding"`
+		Failures  []map[string]any      `json:"failures"`
 	}
 	e.do("GET", "/api/queue?include_failures=true&failure_limit=1", e.admin, nil).want(http.StatusOK).decode(&q)
 	if len(q.Failures) != 1 {

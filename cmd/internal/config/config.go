@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/providers/hashing"
 	"github.com/postgram-go/postgram/providers/ollama"
 	"github.com/postgram-go/postgram/providers/openai"
@@ -461,7 +462,7 @@ func (e *Env) StoreDescription() string {
 // set, otherwise the embedded SQLite store at SQLitePath (its directory is
 // created, 0700). It logs which one it opened. Migrations are the caller's
 // (see Migrator).
-func (e *Env) OpenStore(ctx context.Context, log *slog.Logger) (postgram.Storage, error) {
+func (e *Env) OpenStore(ctx context.Context, log *slog.Logger) (driver.Storage, error) {
 	if e.DatabaseURL != "" {
 		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, Logger: log})
 		if err != nil {
@@ -507,7 +508,7 @@ func RedactDSN(dsn string) string {
 // failed attempt, so that a server started together with its database
 // waits for it instead of exiting. Other errors (a malformed DATABASE_URL,
 // an unusable SQLite file) fail at once.
-func (e *Env) OpenStoreWait(ctx context.Context, log *slog.Logger) (postgram.Storage, error) {
+func (e *Env) OpenStoreWait(ctx context.Context, log *slog.Logger) (driver.Storage, error) {
 	if e.DatabaseURL == "" {
 		return e.OpenStore(ctx, log)
 	}
@@ -553,7 +554,7 @@ type Migrator interface {
 }
 
 // ClientConfig is the library configuration for store and embedder.
-func (e *Env) ClientConfig(st postgram.Storage, emb postgram.Embedder, log *slog.Logger) postgram.Config {
+func (e *Env) ClientConfig(st driver.Storage, emb postgram.Embedder, log *slog.Logger) postgram.Config {
 	cfg := postgram.Config{
 		Store: st, Workspace: e.Workspace, Embedder: emb, Logger: log,
 		QueryCache: postgram.QueryCacheConfig{Size: e.QueryCacheSize, Retention: e.QueryCacheRetention},

@@ -1,4 +1,4 @@
-package postgram
+package driver
 
 import (
 	"errors"
@@ -50,11 +50,6 @@ func (e *FieldError) Error() string { return fmt.Sprintf("invalid %s: %s", e.Fie
 
 // Unwrap makes errors.Is(err, ErrInvalidArgument) true.
 func (e *FieldError) Unwrap() error { return ErrInvalidArgument }
-
-// invalid builds a *FieldError.
-func invalid(field, format string, args ...any) error {
-	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
 
 // ConflictError reports a stale version; Current is the entity as stored now.
 type ConflictError struct {

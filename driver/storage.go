@@ -1,4 +1,4 @@
-package postgram
+package driver
 
 import (
 	"context"

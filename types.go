@@ -1,0 +1,252 @@
+package postgram
+
+// The value types below are defined in package driver, which backends
+// implement; the aliases make them part of this package's API.
+
+import (
+	"fmt"
+
+	"github.com/postgram-go/postgram/driver"
+)
+
+// EntityType is the kind of an entity.
+type EntityType = driver.EntityType
+
+// Visibility controls who may see an entity.
+type Visibility = driver.Visibility
+
+// Status is an entity's lifecycle (and, for tasks, GTD) status.
+type Status = driver.Status
+
+// StageStatus is the state of an asynchronous stage (embedding, extraction).
+type StageStatus = driver.StageStatus
+
+// MemoryRole separates durable memory from session working context. It is
+// kept in metadata.memory_role.
+type MemoryRole = driver.MemoryRole
+
+// Entity is a typed piece of knowledge.
+type Entity = driver.Entity
+
+// Edge is a typed, directed link between two entities.
+type Edge = driver.Edge
+
+// EdgeDirection selects edges by which end an entity is.
+type EdgeDirection = driver.EdgeDirection
+
+// ModelInfo identifies an embedding model.
+type ModelInfo = driver.ModelInfo
+
+// AuditEntry records one mutating or privileged operation.
+type AuditEntry = driver.AuditEntry
+
+// AuditFilter selects audit entries; zero fields match everything.
+type AuditFilter = driver.AuditFilter
+
+// APIKey describes a key. The secret itself is never stored: only its
+// (peppered) SHA-256 digest.
+type APIKey = driver.APIKey
+
+// Scope is a permission carried by an API key.
+type Scope = driver.Scope
+
+// FieldError is an invalid-argument error that names the offending field.
+type FieldError = driver.FieldError
+
+// ConflictError reports a stale version; Current is the entity as stored now.
+type ConflictError = driver.ConflictError
+
+// ModelMismatchError reports that the store's active embedding model is not
+// the configured embedder's; backends return it from EnsureModel, and its
+// message tells the operator what to do.
+type ModelMismatchError = driver.ModelMismatchError
+
+// BackendError is a store's failure classified as one of the sentinels
+// (Kind: ErrUnavailable, ErrInvalidArgument, ...). Public says what happened
+// in words a client may read; Err is the driver's own error, whose text
+// can carry SQL, values, host names or file paths: it is for logs only.
+// Transports (transport/apierror) show Public, never Err.
+type BackendError = driver.BackendError
+
+// Entity types.
+const (
+	TypeMemory      = driver.TypeMemory
+	TypePerson      = driver.TypePerson
+	TypeProject     = driver.TypeProject
+	TypeTask        = driver.TypeTask
+	TypeInteraction = driver.TypeInteraction
+	TypeDocument    = driver.TypeDocument
+)
+
+// Visibilities.
+const (
+	VisibilityPersonal = driver.VisibilityPersonal
+	VisibilityWork     = driver.VisibilityWork
+	VisibilityShared   = driver.VisibilityShared
+)
+
+// Statuses.
+const (
+	StatusActive    = driver.StatusActive
+	StatusDone      = driver.StatusDone
+	StatusArchived  = driver.StatusArchived
+	StatusInbox     = driver.StatusInbox
+	StatusNext      = driver.StatusNext
+	StatusWaiting   = driver.StatusWaiting
+	StatusScheduled = driver.StatusScheduled
+	StatusSomeday   = driver.StatusSomeday
+)
+
+// Stage states.
+const (
+	StagePending   = driver.StagePending
+	StageCompleted = driver.StageCompleted
+	StageFailed    = driver.StageFailed
+	StageSkipped   = driver.StageSkipped
+)
+
+// Memory roles.
+const (
+	RoleDurableMemory  = driver.RoleDurableMemory
+	RoleSessionContext = driver.RoleSessionContext
+)
+
+// Limits on input sizes. They keep one request from exhausting memory or
+// producing thousands of chunks.
+const (
+	MaxContentBytes  = driver.MaxContentBytes // 1 MiB of UTF-8 per entity
+	MaxTags          = driver.MaxTags
+	MaxTagLen        = driver.MaxTagLen
+	MaxOwnerLen      = driver.MaxOwnerLen
+	MaxSourceLen     = driver.MaxSourceLen
+	MaxMetadataBytes = driver.MaxMetadataBytes
+	// MaxMetadataDepth bounds how deeply metadata nests objects and
+	// arrays, the metadata object itself being level 1.
+	MaxMetadataDepth = driver.MaxMetadataDepth
+	MaxListLimit     = driver.MaxListLimit
+	DefaultListLimit = driver.DefaultListLimit
+	MaxBulkIDs       = driver.MaxBulkIDs
+)
+
+// Edge sources: who made an edge. Other values (memory-grooming, ...) are
+// allowed; these are the ones the library itself writes.
+const (
+	EdgeSourceManual   = driver.EdgeSourceManual   // made by a user or agent with Link
+	EdgeSourceLLM      = driver.EdgeSourceLLM      // extracted from an entity's content by an LLM
+	EdgeSourceNeighbor = driver.EdgeSourceNeighbor // linked by embedding similarity
+)
+
+// RelationRelatedTo is the relation semantic neighbours are linked with.
+const (
+	RelationRelatedTo = driver.RelationRelatedTo
+)
+
+// MaxRelationLen bounds a relation name, in characters.
+const (
+	MaxRelationLen = driver.MaxRelationLen
+)
+
+// Edge directions, relative to the entity asked about.
+const (
+	DirectionSource = driver.DirectionSource // the entity is the edge's source (outgoing)
+	DirectionTarget = driver.DirectionTarget // the entity is the edge's target (incoming)
+	DirectionBoth   = driver.DirectionBoth
+)
+
+// Scopes.
+const (
+	ScopeRead   = driver.ScopeRead
+	ScopeWrite  = driver.ScopeWrite
+	ScopeDelete = driver.ScopeDelete
+	ScopeSync   = driver.ScopeSync
+	// ScopeBackup lets a key download a backup of the whole store
+	// (CheckBackup): every entity, key hash and audit entry in it.
+	ScopeBackup = driver.ScopeBackup
+)
+
+// EntityTypes lists every entity type in a stable order.
+var (
+	EntityTypes = driver.EntityTypes
+)
+
+// Visibilities lists every visibility.
+var (
+	Visibilities = driver.Visibilities
+)
+
+// Statuses lists every status.
+var (
+	Statuses = driver.Statuses
+)
+
+// AllScopes lists every scope.
+var (
+	AllScopes = driver.AllScopes
+)
+
+// Sentinel errors. Every error the library returns wraps exactly one of them,
+// so callers (and the REST, MCP and CLI adapters) classify failures with
+// errors.Is and map them to a status in one place.
+var (
+	// ErrNotFound: the entity, edge or key does not exist in this workspace,
+	// or the caller may not see it.
+	ErrNotFound = driver.ErrNotFound
+	// ErrConflict: an optimistic-concurrency check failed. The error is a
+	// *ConflictError carrying the current state.
+	ErrConflict = driver.ErrConflict
+	// ErrInvalidArgument: a value failed validation. The error is a
+	// *FieldError naming the field.
+	ErrInvalidArgument = driver.ErrInvalidArgument
+	// ErrForbidden: the caller is authenticated but lacks a scope, entity
+	// type or visibility the operation needs.
+	ErrForbidden = driver.ErrForbidden
+	// ErrUnauthorized: the caller is not authenticated (missing, unknown or
+	// revoked key).
+	ErrUnauthorized = driver.ErrUnauthorized
+	// ErrUnavailable: a dependency (the store, the embedding provider) cannot
+	// serve the request right now.
+	ErrUnavailable = driver.ErrUnavailable
+	// ErrEmbeddingFailed: the embedding provider answered with an error.
+	ErrEmbeddingFailed = driver.ErrEmbeddingFailed
+	// ErrLLMFailed: the LLM provider (extraction, edge validation,
+	// grooming) refused, or answered with something that is not the
+	// requested JSON (malformed, truncated, off-schema, a refusal).
+	ErrLLMFailed = driver.ErrLLMFailed
+	// ErrRateLimited: too many requests.
+	ErrRateLimited = driver.ErrRateLimited
+	// ErrModelMismatch: the store's active embedding model differs from the
+	// configured embedder; an explicit migration is needed.
+	ErrModelMismatch = driver.ErrModelMismatch
+)
+
+// FieldOf returns the field named by a *FieldError in err's chain, or "".
+func FieldOf(err error) string { return driver.FieldOf(err) }
+
+// invalid builds a *FieldError.
+func invalid(field, format string, args ...any) error {
+	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Results and inputs of Client and Admin calls whose types the backend
+// seam defines.
+type (
+	// QueueStatus reports the enrichment and extraction queues.
+	QueueStatus = driver.QueueStatus
+	// ModelRecord is a registered embedding model.
+	ModelRecord = driver.ModelRecord
+	// StoreStats sizes the store.
+	StoreStats = driver.StoreStats
+	// EdgeSummary counts a search result's edges by relation.
+	EdgeSummary = driver.EdgeSummary
+	// ExtractOverride names another provider or model for one re-extraction.
+	ExtractOverride = driver.ExtractOverride
+	// Strategy selects how the vector branch searches.
+	Strategy = driver.Strategy
+)
+
+// Vector search strategies.
+const (
+	StrategyAuto  = driver.StrategyAuto
+	StrategyExact = driver.StrategyExact
+	StrategyHNSW  = driver.StrategyHNSW
+)
