@@ -255,11 +255,10 @@ func (c *Client) Edges(ctx context.Context, id uuid.UUID, opts EdgesOptions) ([]
 
 // Graph expansion limits.
 const (
-	MaxExpandDepth      = 3
-	DefaultExpandNodes  = 100
-	MaxExpandNodes      = 1000
-	DefaultExpandDepth  = 1
-	expandEdgesPerLevel = 50_000
+	MaxExpandDepth     = 3
+	DefaultExpandNodes = 100
+	MaxExpandNodes     = 1000
+	DefaultExpandDepth = 1
 )
 
 // ExpandOptions controls Expand.
@@ -287,38 +286,6 @@ type Graph struct {
 	Depths map[uuid.UUID]int `json:"depths,omitempty"`
 	// Truncated is true when MaxNodes stopped the expansion.
 	Truncated bool `json:"truncated,omitempty"`
-}
-
-// ExpandLevelQuery is one breadth-first step of Expand (see
-// ExpandLevelStorage).
-type ExpandLevelQuery struct {
-	// Frontier holds the entities reached at the previous depth; Seen every
-	// entity reached so far, the frontier included.
-	Frontier []uuid.UUID
-	Seen     []uuid.UUID
-	// Relations, when non-empty, and MinConfidence restrict the edges
-	// followed, as in EdgeQuery.
-	Relations     []string
-	MinConfidence float64
-	// Filter, when non-nil, must admit an entity for it to be reached (the
-	// frontier's entities are vouched for by the caller).
-	Filter *driver.EntityFilter
-	// Limit is how many entities to return at most; 0 asks only whether
-	// any would be.
-	Limit int
-}
-
-// ExpandLevelStorage is implemented by graph stores that can take one step
-// of Expand's breadth-first walk in the database, so that only the ids of
-// the entities reached travel, not every edge incident to the frontier.
-// Expand uses it when the store has it and FindEdges otherwise; both give
-// the same graph.
-type ExpandLevelStorage interface {
-	// ExpandLevel returns the entities outside q.Seen that share an edge q
-	// admits with an entity of q.Frontier, each ranked by the first such
-	// edge in FindEdges' order (highest confidence, then edge id), best
-	// first: at most q.Limit of them, and whether there are more.
-	ExpandLevel(ctx context.Context, ws string, q ExpandLevelQuery) (ids []uuid.UUID, more bool, err error)
 }
 
 // expandLoadBatch is how many entities Expand loads per store call.
@@ -383,42 +350,17 @@ func (c *Client) Expand(ctx context.Context, id uuid.UUID, opts ExpandOptions) (
 	}
 	order := []uuid.UUID{id}
 	frontier := []uuid.UUID{id}
-	levels, fast := c.graph().(ExpandLevelStorage)
 	for d := 1; d <= opts.Depth && len(frontier) > 0 && !g.Truncated; d++ {
-		if fast {
-			next, more, err := levels.ExpandLevel(ctx, c.ws, ExpandLevelQuery{Frontier: frontier, Seen: order,
-				Relations: rels, MinConfidence: opts.MinConfidence, Filter: f, Limit: opts.MaxNodes - len(order)})
-			if err != nil {
-				return nil, fmt.Errorf("expand: %w", err)
-			}
-			for _, x := range next {
-				g.Depths[x] = d
-			}
-			order = append(order, next...)
-			frontier, g.Truncated = next, more
-			continue
-		}
-		es, err := c.graph().FindEdges(ctx, c.ws, driver.EdgeQuery{IDs: frontier, Direction: DirectionBoth,
-			Relations: rels, MinConfidence: opts.MinConfidence, Filter: f, Limit: expandEdgesPerLevel})
+		next, more, err := c.graph().ExpandLevel(ctx, c.ws, driver.ExpandLevelQuery{Frontier: frontier, Seen: order,
+			Relations: rels, MinConfidence: opts.MinConfidence, Filter: f, Limit: opts.MaxNodes - len(order)})
 		if err != nil {
 			return nil, fmt.Errorf("expand: %w", err)
 		}
-		var next []uuid.UUID
-		for _, e := range es { // most confident first
-			for _, other := range []uuid.UUID{e.SourceID, e.TargetID} {
-				if _, seen := g.Depths[other]; seen {
-					continue
-				}
-				if len(order) >= opts.MaxNodes {
-					g.Truncated = true
-					break
-				}
-				g.Depths[other] = d
-				order = append(order, other)
-				next = append(next, other)
-			}
+		for _, x := range next {
+			g.Depths[x] = d
 		}
-		frontier = next
+		order = append(order, next...)
+		frontier, g.Truncated = next, more
 	}
 	if len(order) > 1 {
 		// Loaded in batches so that a result over the byte budget is

@@ -434,8 +434,8 @@ func (a *Admin) Health(ctx context.Context) (Health, error) {
 		h.Status = "unavailable"
 		return h, fmt.Errorf("store: %w", errors.Join(ErrUnavailable, err))
 	}
-	if ws, ok := c.store.(driver.WriteStater); ok {
-		ro, why, err := ws.ReadOnly(ctx)
+	{
+		ro, why, err := c.store.ReadOnly(ctx)
 		if err != nil {
 			h.Store.State = "unavailable"
 			h.Store.Error = err.Error()

@@ -9,48 +9,6 @@ import (
 	"github.com/postgram-go/postgram/driver"
 )
 
-// PurgeStorage is implemented by stores that can hard-delete entities
-// (Admin.Purge, pgm-admin purge).
-type PurgeStorage interface {
-	// PurgeEntities deletes, in one transaction, the workspace's entities
-	// among ids with everything that holds or derives from their content:
-	// chunks and embeddings, every edge with a purged end and every
-	// derived edge they originated (as Delete retracts), their sync state
-	// and the workspace's persisted query embeddings. It counts what it
-	// deleted and appends audit (when non-nil) in the same transaction,
-	// its Details extended with the counts. Ids that do not exist are
-	// skipped. The audit log is never touched.
-	PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, audit *AuditEntry) (PurgeCounts, error)
-	// ScrubDeleted makes the content of deleted rows unrecoverable from
-	// the store's files as far as the backend allows (SQLite: secure
-	// delete, VACUUM and a truncated WAL; PostgreSQL: folded statistics
-	// and VACUUM of the affected tables).
-	ScrubDeleted(ctx context.Context) error
-}
-
-// PurgeCounts counts what a purge deleted.
-type PurgeCounts struct {
-	Entities        int `json:"entities"`
-	Chunks          int `json:"chunks"`
-	Edges           int `json:"edges"`
-	SyncFiles       int `json:"sync_files"`
-	QueryEmbeddings int `json:"query_embeddings"`
-}
-
-func (p *PurgeCounts) add(o PurgeCounts) {
-	p.Entities += o.Entities
-	p.Chunks += o.Chunks
-	p.Edges += o.Edges
-	p.SyncFiles += o.SyncFiles
-	p.QueryEmbeddings += o.QueryEmbeddings
-}
-
-// Details returns the counts as audit details.
-func (p PurgeCounts) Details() map[string]any {
-	return map[string]any{"entities": p.Entities, "chunks": p.Chunks, "edges": p.Edges,
-		"sync_files": p.SyncFiles, "query_embeddings": p.QueryEmbeddings}
-}
-
 // PurgeRequest selects the entities a purge hard-deletes. The selectors
 // combine (an entity must match each one given); at least one is needed.
 type PurgeRequest struct {
@@ -72,7 +30,7 @@ type PurgeRequest struct {
 type PurgeResult struct {
 	DryRun bool        `json:"dry_run"`
 	IDs    []uuid.UUID `json:"ids"`
-	PurgeCounts
+	driver.PurgeCounts
 	Scrubbed bool `json:"scrubbed"`
 }
 
@@ -90,10 +48,7 @@ const purgeBatch = 500
 // everywhere else.
 func (a *Admin) Purge(ctx context.Context, req PurgeRequest) (*PurgeResult, error) {
 	c := a.c
-	ps, ok := c.store.(PurgeStorage)
-	if !ok {
-		return nil, fmt.Errorf("purge: the %s store cannot purge: %w", c.store.Name(), ErrUnavailable)
-	}
+	ps := c.store
 	if len(req.IDs) == 0 && req.ArchivedBefore.IsZero() && req.Type == "" {
 		return nil, invalid("ids", "name entities to purge (ids), or select them by archived_before or type")
 	}
@@ -124,7 +79,7 @@ func (a *Admin) Purge(ctx context.Context, req PurgeRequest) (*PurgeResult, erro
 		if err != nil {
 			return res, fmt.Errorf("purge: %w (%d entities purged before)", err, res.Entities)
 		}
-		res.add(n)
+		res.Add(n)
 	}
 	if !req.NoScrub {
 		if err := ps.ScrubDeleted(ctx); err != nil {

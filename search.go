@@ -169,7 +169,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	// vector and runs while the query is embedded: it starts when the
 	// query-embedding caches have answered or missed (so it does not slow
 	// the persisted cache's read), and beside the vector search otherwise.
-	scorer, lazy := c.store.(driver.SimilarityScorer)
+	scorer := c.store
 	kwDone := make(chan struct{})
 	keyword := func(vec []float32) {
 		defer wg.Done()
@@ -182,7 +182,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		kwHits, kwProbe, kerr = c.keywordPool(ctx, p.filter, p.terms.Terms, vec, plan)
 	}
 	startKeyword := func() {}
-	if lazy && len(p.terms.Terms) > 0 {
+	if len(p.terms.Terms) > 0 {
 		startKeyword = sync.OnceFunc(func() {
 			wg.Add(1)
 			go keyword(nil)
@@ -220,33 +220,26 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 			}()
 		}
 	}
-	if !lazy && len(p.terms.Terms) > 0 {
-		// Similarities come with the pool: it needs the vector.
-		wg.Add(1)
-		go keyword(qvec)
-	}
 	if qvec != nil {
 		vq := driver.VectorQuery{Filter: p.filter, ModelID: c.modelID, Vector: qvec, Limit: vectorCandidateNo, Strategy: p.strategy}
-		if lazy {
-			// When the keyword pool is ready (it was built while the
-			// provider embedded the query), the similarities the first
-			// settling round would fetch come with the vector search.
-			select {
-			case <-kwDone:
-				if kerr == nil {
-					vq.Also = topKeywordChunks(kwHits, p.limit, plan)
-					asked = make(map[uuid.UUID]bool, len(vq.Also))
-					for _, id := range vq.Also {
-						asked[id] = true
-					}
+		// When the keyword pool is ready (it was built while the provider
+		// embedded the query), the similarities the first settling round
+		// would fetch come with the vector search.
+		select {
+		case <-kwDone:
+			if kerr == nil {
+				vq.Also = topKeywordChunks(kwHits, p.limit, plan)
+				asked = make(map[uuid.UUID]bool, len(vq.Also))
+				for _, id := range vq.Also {
+					asked[id] = true
 				}
-			default:
 			}
+		default:
 		}
 		vres, verr = c.store.VectorSearch(ctx, c.ws, vq)
 	}
 	wg.Wait()
-	lazy = lazy && qvec != nil
+	lazy := qvec != nil
 	if kerr != nil {
 		return nil, fmt.Errorf("search: keyword branch: %w", kerr)
 	}
@@ -560,8 +553,7 @@ func (c *Client) keywordPool(ctx context.Context, f driver.EntityFilter, terms [
 		hits, err := full(driver.KeywordQuery{Mode: driver.ProbeAny, Limit: len(ids), Only: ids})
 		return hits, how, err
 	}
-	filler, canFill := c.store.(driver.KeywordFiller)
-	canFill = canFill && vec == nil
+	filler, canFill := c.store, vec == nil
 	if len(terms) == 1 {
 		if canFill && plan != nil && plan.Params.HeadCandidates > 0 {
 			// Ranking v2 also takes the entities whose head (name) alone
@@ -593,11 +585,7 @@ func (c *Client) keywordPool(ctx context.Context, f driver.EntityFilter, terms [
 			slices.SortStableFunc(order, preferTerm)
 			return nil
 		}
-		ts, ok := c.store.(driver.TermStatser)
-		if !ok {
-			return nil
-		}
-		freqs, ok, err := ts.TermFrequencies(ctx, c.ws, terms)
+		freqs, ok, err := c.store.TermFrequencies(ctx, c.ws, terms)
 		if err != nil || !ok {
 			return err
 		}

@@ -10,6 +10,8 @@ import (
 // Backends store and find edges; the library decides who may see them,
 // validates them and builds graphs from them.
 type GraphStorage interface {
+	ExpandLevelStorage // one breadth-first step of Expand in the database
+
 	// UpsertEdges inserts edges or, for an existing (source_id, target_id,
 	// relation), updates its confidence, source, provenance and updated_at
 	// and merges its metadata (new keys win), in one transaction with
@@ -60,4 +62,36 @@ type EdgeQuery struct {
 	Filter *EntityFilter
 	// Limit bounds the result; 0 means no bound.
 	Limit int
+}
+
+// ExpandLevelQuery is one breadth-first step of Expand (see
+// ExpandLevelStorage).
+type ExpandLevelQuery struct {
+	// Frontier holds the entities reached at the previous depth; Seen every
+	// entity reached so far, the frontier included.
+	Frontier []uuid.UUID
+	Seen     []uuid.UUID
+	// Relations, when non-empty, and MinConfidence restrict the edges
+	// followed, as in EdgeQuery.
+	Relations     []string
+	MinConfidence float64
+	// Filter, when non-nil, must admit an entity for it to be reached (the
+	// frontier's entities are vouched for by the caller).
+	Filter *EntityFilter
+	// Limit is how many entities to return at most; 0 asks only whether
+	// any would be.
+	Limit int
+}
+
+// ExpandLevelStorage is implemented by graph stores that can take one step
+// of Expand's breadth-first walk in the database, so that only the ids of
+// the entities reached travel, not every edge incident to the frontier.
+// Expand uses it when the store has it and FindEdges otherwise; both give
+// the same graph.
+type ExpandLevelStorage interface {
+	// ExpandLevel returns the entities outside q.Seen that share an edge q
+	// admits with an entity of q.Frontier, each ranked by the first such
+	// edge in FindEdges' order (highest confidence, then edge id), best
+	// first: at most q.Limit of them, and whether there are more.
+	ExpandLevel(ctx context.Context, ws string, q ExpandLevelQuery) (ids []uuid.UUID, more bool, err error)
 }

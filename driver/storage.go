@@ -126,6 +126,12 @@ type Storage interface {
 	ExtractionStorage // extract_storage.go: the LLM extraction queue
 	ModelStorage      // model_storage.go: embedding models and re-embedding
 	TransferStorage   // transfer_storage.go: export and import of a whole workspace
+	BackupStorage     // backup_storage.go: one consistent snapshot of the whole store
+	PurgeStorage      // purge_storage.go: hard deletion and scrubbing
+	KeywordFiller     // search_storage.go: the keyword branch in one statement
+	SimilarityScorer  // search_storage.go: similarities of chosen chunks
+	TermStatser       // how common keyword terms are
+	WriteStater       // whether writes fail for lack of space or a read-only database
 }
 
 // PageTooLargeError is returned by ListEntities when a page's contents

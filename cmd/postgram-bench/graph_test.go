@@ -128,7 +128,7 @@ func TestExpandLevelMatchesFindEdges(t *testing.T) {
 				}
 				st = s
 			}
-			if _, ok := st.(postgram.ExpandLevelStorage); !ok {
+			if _, ok := st.(driver.ExpandLevelStorage); !ok {
 				t.Fatalf("%s does not implement ExpandLevelStorage", backend)
 			}
 			const n = 240

@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -145,8 +144,8 @@ func backupEntities(ctx context.Context, tx pgx.Tx, ws string, sink driver.Backu
 }
 
 // scanEntityAfter scans a row of "workspace_id, entityCols, extra...".
-func scanEntityAfter(rows pgx.Rows, ws *string, extra ...any) (*postgram.Entity, error) {
-	var e postgram.Entity
+func scanEntityAfter(rows pgx.Rows, ws *string, extra ...any) (*driver.Entity, error) {
+	var e driver.Entity
 	var meta []byte
 	dest := []any{ws, &e.ID, &e.Type, &e.Content, &e.Visibility, &e.Owner, &e.Status, &e.Tags, &e.Source, &meta,
 		&e.ClientID, &e.Version, &e.EnrichmentStatus, &e.EnrichmentAttempts, &e.EnrichmentError,
@@ -238,8 +237,8 @@ func backupEdges(ctx context.Context, tx pgx.Tx, ws string, sink driver.BackupSi
 }
 
 // scanEdgeAfter scans "workspace_id, edgeCols".
-func scanEdgeAfter(rows pgx.Rows, ws *string) (postgram.Edge, error) {
-	var e postgram.Edge
+func scanEdgeAfter(rows pgx.Rows, ws *string) (driver.Edge, error) {
+	var e driver.Edge
 	var meta []byte
 	if err := rows.Scan(ws, &e.ID, &e.SourceID, &e.TargetID, &e.Relation, &e.Confidence, &e.Source, &meta,
 		&e.OriginID, &e.Provider, &e.Model, &e.PromptVersion, &e.CreatedAt, &e.UpdatedAt); err != nil {
@@ -286,23 +285,23 @@ func backupKeys(ctx context.Context, tx pgx.Tx, ws string, sink driver.BackupSin
 }
 
 // scanKeyAfter scans "workspace_id, key_hash, keyCols".
-func scanKeyAfter(rows pgx.Rows, ws *string, hash *[]byte) (*postgram.APIKey, error) {
-	var k postgram.APIKey
+func scanKeyAfter(rows pgx.Rows, ws *string, hash *[]byte) (*driver.APIKey, error) {
+	var k driver.APIKey
 	var scopes, types, vis []string
 	if err := rows.Scan(ws, hash, &k.ID, &k.Name, &k.Prefix, &scopes, &types, &vis, &k.ClientID, &k.CreatedAt, &k.RevokedAt, &k.LastUsedAt, &k.ExpiresAt); err != nil {
 		return nil, err
 	}
-	k.Scopes = []postgram.Scope{}
+	k.Scopes = []driver.Scope{}
 	for _, s := range scopes {
-		k.Scopes = append(k.Scopes, postgram.Scope(s))
+		k.Scopes = append(k.Scopes, driver.Scope(s))
 	}
-	k.AllowedTypes = []postgram.EntityType{}
+	k.AllowedTypes = []driver.EntityType{}
 	for _, t := range types {
-		k.AllowedTypes = append(k.AllowedTypes, postgram.EntityType(t))
+		k.AllowedTypes = append(k.AllowedTypes, driver.EntityType(t))
 	}
-	k.AllowedVisibilities = []postgram.Visibility{}
+	k.AllowedVisibilities = []driver.Visibility{}
 	for _, v := range vis {
-		k.AllowedVisibilities = append(k.AllowedVisibilities, postgram.Visibility(v))
+		k.AllowedVisibilities = append(k.AllowedVisibilities, driver.Visibility(v))
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
 	k.RevokedAt, k.LastUsedAt, k.ExpiresAt = utcPtr(k.RevokedAt), utcPtr(k.LastUsedAt), utcPtr(k.ExpiresAt)
@@ -405,7 +404,7 @@ func (s *Store) RestoreModels(ctx context.Context, models []driver.BackupModel) 
 		return fmt.Errorf("postgres: restore models: %w", mapErr(err))
 	}
 	s.mu.Lock()
-	s.models = map[int64]postgram.ModelInfo{}
+	s.models = map[int64]driver.ModelInfo{}
 	s.mu.Unlock()
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/rank"
 )
@@ -22,8 +21,8 @@ const entityCols = `e.id, e.type, e.content, e.visibility, e.owner, e.status, e.
 	e.client_id, e.version, e.enrichment_status, e.enrichment_attempts, e.enrichment_error,
 	e.extraction_status, e.extraction_attempts, e.extraction_error, e.created_at, e.updated_at`
 
-func scanEntity(row pgx.Row, extra ...any) (*postgram.Entity, error) {
-	var e postgram.Entity
+func scanEntity(row pgx.Row, extra ...any) (*driver.Entity, error) {
+	var e driver.Entity
 	var meta []byte
 	dest := []any{&e.ID, &e.Type, &e.Content, &e.Visibility, &e.Owner, &e.Status, &e.Tags, &e.Source, &meta,
 		&e.ClientID, &e.Version, &e.EnrichmentStatus, &e.EnrichmentAttempts, &e.EnrichmentError,
@@ -76,7 +75,7 @@ func chunkArrays(chunks []driver.ChunkInput) (ids []uuid.UUID, idx []int32, cont
 // CreateEntity implements postgram.Storage: one statement inserts the
 // entity and its chunks (and so the keyword index) and notifies workers at
 // commit.
-func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []driver.ChunkInput, audit *postgram.AuditEntry) error {
+func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return fmt.Errorf("postgres: create entity: %w", err)
@@ -87,7 +86,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity,
 	}
 	ids, idx, content, starts, ends := chunkArrays(chunks)
 	var queuedAt *time.Time
-	if e.EnrichmentStatus == postgram.StagePending {
+	if e.EnrichmentStatus == driver.StagePending {
 		queuedAt = &e.CreatedAt
 	}
 	_, err = s.pool.Exec(ctx, `
@@ -111,7 +110,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity,
 		aID, aAt, aKey, aClient, aOp, aEntity, aDetails, rank.Head(e.Content, e.Metadata))
 	if err != nil {
 		if isUniqueViolation(err) {
-			return fmt.Errorf("postgres: create entity %s: %w: id already exists", e.ID, postgram.ErrConflict)
+			return fmt.Errorf("postgres: create entity %s: %w: id already exists", e.ID, driver.ErrConflict)
 		}
 		return fmt.Errorf("postgres: create entity: %w", mapErr(err))
 	}
@@ -119,10 +118,10 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity,
 }
 
 // GetEntity implements postgram.Storage.
-func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*postgram.Entity, error) {
+func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*driver.Entity, error) {
 	e, err := scanEntity(s.pool.QueryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = $2", ws, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("entity %s: %w", id, postgram.ErrNotFound)
+		return nil, fmt.Errorf("entity %s: %w", id, driver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: get entity: %w", mapErr(err))
@@ -131,7 +130,7 @@ func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*postgr
 }
 
 // GetEntities implements postgram.Storage.
-func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]*postgram.Entity, error) {
+func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]*driver.Entity, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -140,7 +139,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 		return nil, fmt.Errorf("postgres: get entities: %w", mapErr(err))
 	}
 	defer rows.Close()
-	out := make([]*postgram.Entity, 0, len(ids))
+	out := make([]*driver.Entity, 0, len(ids))
 	for rows.Next() {
 		e, err := scanEntity(rows)
 		if err != nil {
@@ -155,7 +154,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 }
 
 // UpdateEntity implements postgram.Storage.
-func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []driver.ChunkInput, audit *postgram.AuditEntry) error {
+func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, expected int64, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
 	// updateTx's UPDATE locks the entity before the chunks are replaced
 	// (see the lock order in tx.go).
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -165,7 +164,7 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 		if err := auditInsert(ctx, tx, ws, audit); err != nil {
 			return err
 		}
-		if chunks != nil && e.EnrichmentStatus == postgram.StagePending {
+		if chunks != nil && e.EnrichmentStatus == driver.StagePending {
 			if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, ws); err != nil {
 				return err
 			}
@@ -173,8 +172,8 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 		return nil
 	})
 	if err != nil {
-		var ce *postgram.ConflictError
-		if errors.As(err, &ce) || errors.Is(err, postgram.ErrNotFound) {
+		var ce *driver.ConflictError
+		if errors.As(err, &ce) || errors.Is(err, driver.ErrNotFound) {
 			return err
 		}
 		return fmt.Errorf("postgres: update entity: %w", mapErr(err))
@@ -224,9 +223,9 @@ func filterSQL(f driver.EntityFilter, args *[]any) string {
 	return b.String()
 }
 
-func containsArchived(ss []postgram.Status) bool {
+func containsArchived(ss []driver.Status) bool {
 	for _, s := range ss {
-		if s == postgram.StatusArchived {
+		if s == driver.StatusArchived {
 			return true
 		}
 	}
@@ -242,7 +241,7 @@ func toStrings[T ~string](in []T) []string {
 }
 
 // ListEntities implements postgram.Storage.
-func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*postgram.Entity, int, error) {
+func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*driver.Entity, int, error) {
 	args := []any{ws}
 	where := filterSQL(f, &args)
 	args = append(args, limit, offset)
@@ -267,7 +266,7 @@ func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilt
 		return nil, 0, fmt.Errorf("postgres: list entities: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []*postgram.Entity
+	var out []*driver.Entity
 	total := 0
 	var size int64
 	for rows.Next() {

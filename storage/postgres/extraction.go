@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -136,7 +135,7 @@ func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []driver.Ext
 }
 
 // QueueExtraction implements postgram.ExtractionStorage.
-func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID, o postgram.ExtractOverride, cleanSources []string) (int, int, error) {
+func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID, o driver.ExtractOverride, cleanSources []string) (int, int, error) {
 	if len(ids) == 0 {
 		return 0, 0, nil
 	}

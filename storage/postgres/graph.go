@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -23,8 +22,8 @@ import (
 const edgeCols = `ed.id, ed.source_id, ed.target_id, ed.relation, ed.confidence::float8, ed.source, ed.metadata,
 	ed.origin_id, ed.provider, ed.model, ed.prompt_version, ed.created_at, ed.updated_at`
 
-func scanEdge(row pgx.Row) (postgram.Edge, error) {
-	var e postgram.Edge
+func scanEdge(row pgx.Row) (driver.Edge, error) {
+	var e driver.Edge
 	var meta []byte
 	// pgtype.UUID scans the binary value directly; uuid.UUID would go
 	// through its sql.Scanner and a string.
@@ -70,7 +69,7 @@ var upsertEdgeSQL = `INSERT INTO edges AS ed (workspace_id, id, source_id, targe
 // upsertEdges upserts edges in their key order (source, target, relation),
 // so writes upserting the same edges lock their rows in one order (see the
 // lock order in tx.go), and returns the stored edges in the order given.
-func upsertEdges(ctx context.Context, tx pgx.Tx, ws string, edges []postgram.Edge) ([]postgram.Edge, error) {
+func upsertEdges(ctx context.Context, tx pgx.Tx, ws string, edges []driver.Edge) ([]driver.Edge, error) {
 	if len(edges) == 0 {
 		return nil, nil
 	}
@@ -86,7 +85,7 @@ func upsertEdges(ctx context.Context, tx pgx.Tx, ws string, edges []postgram.Edg
 			e.OriginID, e.Provider, e.Model, e.PromptVersion, e.CreatedAt, e.UpdatedAt)
 	}
 	br := tx.SendBatch(ctx, b)
-	stored := make([]*postgram.Edge, len(edges))
+	stored := make([]*driver.Edge, len(edges))
 	for _, i := range order {
 		e, err := scanEdge(br.QueryRow())
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -98,7 +97,7 @@ func upsertEdges(ctx context.Context, tx pgx.Tx, ws string, edges []postgram.Edg
 		}
 		stored[i] = &e
 	}
-	var out []postgram.Edge
+	var out []driver.Edge
 	for _, e := range stored {
 		if e != nil {
 			out = append(out, *e)
@@ -108,7 +107,7 @@ func upsertEdges(ctx context.Context, tx pgx.Tx, ws string, edges []postgram.Edg
 }
 
 // edgeKeyOrder returns the indexes of edges sorted by their unique key.
-func edgeKeyOrder(edges []postgram.Edge) []int {
+func edgeKeyOrder(edges []driver.Edge) []int {
 	order := make([]int, len(edges))
 	for i := range order {
 		order[i] = i
@@ -127,8 +126,8 @@ func edgeKeyOrder(edges []postgram.Edge) []int {
 }
 
 // UpsertEdges implements postgram.GraphStorage.
-func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []postgram.Edge, audit *postgram.AuditEntry) ([]postgram.Edge, error) {
-	var out []postgram.Edge
+func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []driver.Edge, audit *driver.AuditEntry) ([]driver.Edge, error) {
+	var out []driver.Edge
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if out, err = upsertEdges(ctx, tx, ws, edges); err != nil {
@@ -143,10 +142,10 @@ func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []postgram.Edg
 }
 
 // GetEdge implements postgram.GraphStorage.
-func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*postgram.Edge, error) {
+func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*driver.Edge, error) {
 	e, err := scanEdge(s.pool.QueryRow(ctx, "SELECT "+edgeCols+" FROM edges ed WHERE ed.workspace_id = $1 AND ed.id = $2", ws, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("edge %s: %w", id, postgram.ErrNotFound)
+		return nil, fmt.Errorf("edge %s: %w", id, driver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: get edge: %w", mapErr(err))
@@ -155,7 +154,7 @@ func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*postgram
 }
 
 // DeleteEdges implements postgram.GraphStorage.
-func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, audit *postgram.AuditEntry) (int, error) {
+func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, audit *driver.AuditEntry) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -186,7 +185,7 @@ func uuidArray(ids []uuid.UUID) []pgtype.UUID {
 }
 
 // FindEdges implements postgram.GraphStorage.
-func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([]postgram.Edge, error) {
+func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([]driver.Edge, error) {
 	args := sqlArgs{ws}
 	var from string
 	if len(q.IDs) > 0 {
@@ -202,9 +201,9 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([
 			// plans the statement cache ends up with.
 			from = "SELECT * FROM edges WHERE workspace_id = $1 AND id = ANY(ARRAY(SELECT id FROM edges WHERE workspace_id = $1" +
 				" AND source_id = ANY(" + ids + ") AND (target_id IN (SELECT unnest(" + ids + "::uuid[]))) IS TRUE))"
-		case q.Direction == postgram.DirectionSource:
+		case q.Direction == driver.DirectionSource:
 			from = "SELECT * FROM edges WHERE workspace_id = $1 AND source_id = ANY(" + ids + ")"
-		case q.Direction == postgram.DirectionTarget:
+		case q.Direction == driver.DirectionTarget:
 			from = "SELECT * FROM edges WHERE workspace_id = $1 AND target_id = ANY(" + ids + ")"
 		default:
 			from = "SELECT * FROM edges WHERE workspace_id = $1 AND source_id = ANY(" + ids + ")" +
@@ -254,7 +253,7 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([
 		return nil, fmt.Errorf("postgres: find edges: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []postgram.Edge
+	var out []driver.Edge
 	for rows.Next() {
 		e, err := scanEdge(rows)
 		if err != nil {
@@ -268,7 +267,7 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([
 	return out, nil
 }
 
-var _ postgram.ExpandLevelStorage = (*Store)(nil)
+var _ driver.ExpandLevelStorage = (*Store)(nil)
 
 // ExpandLevel implements postgram.ExpandLevelStorage in one statement;
 // only ids leave the server.
@@ -289,7 +288,7 @@ var _ postgram.ExpandLevelStorage = (*Store)(nil)
 // is cut. Array membership that filters rows (the seen set) is a hashed
 // subplan rather than "= ANY", whose per-row linear scan the generic plans
 // of the statement cache would otherwise use.
-func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
+func (s *Store) ExpandLevel(ctx context.Context, ws string, q driver.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
 	if len(q.Frontier) == 0 {
 		return nil, false, nil
 	}
@@ -404,7 +403,7 @@ func (s *Store) expandLevel(ctx context.Context, sql string, args []any) ([]uuid
 //
 // The origin entity is locked first, then its edges are deleted and the new
 // ones upserted in key order (see the lock order in tx.go).
-func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge, audit *postgram.AuditEntry) (int, error) {
+func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []driver.Edge, audit *driver.AuditEntry) (int, error) {
 	order := edgeKeyOrder(edges)
 	aid, aat, akey, aclient, aop, aentity, adetails, err := auditArgs(audit)
 	if err != nil {

@@ -9,12 +9,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // auditArgs flattens an audit entry for an INSERT guarded by "$n IS NOT NULL".
-func auditArgs(a *postgram.AuditEntry) (id *uuid.UUID, at *time.Time, key, client, op, entity string, details []byte, err error) {
+func auditArgs(a *driver.AuditEntry) (id *uuid.UUID, at *time.Time, key, client, op, entity string, details []byte, err error) {
 	if a == nil {
 		return nil, nil, "", "", "", "", []byte("{}"), nil
 	}
@@ -23,7 +22,7 @@ func auditArgs(a *postgram.AuditEntry) (id *uuid.UUID, at *time.Time, key, clien
 }
 
 // auditInsert inserts an entry in a transaction (nothing when a is nil).
-func auditInsert(ctx context.Context, tx pgx.Tx, ws string, a *postgram.AuditEntry) error {
+func auditInsert(ctx context.Context, tx pgx.Tx, ws string, a *driver.AuditEntry) error {
 	if a == nil {
 		return nil
 	}
@@ -37,7 +36,7 @@ func auditInsert(ctx context.Context, tx pgx.Tx, ws string, a *postgram.AuditEnt
 }
 
 // AppendAudit implements postgram.Storage.
-func (s *Store) AppendAudit(ctx context.Context, ws string, a *postgram.AuditEntry) error {
+func (s *Store) AppendAudit(ctx context.Context, ws string, a *driver.AuditEntry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return auditInsert(ctx, tx, ws, a) })
 	if err != nil {
 		return fmt.Errorf("postgres: append audit: %w", mapErr(err))
@@ -48,7 +47,7 @@ func (s *Store) AppendAudit(ctx context.Context, ws string, a *postgram.AuditEnt
 // PruneAudit implements postgram.Storage. The prune sets
 // postgram.audit_prune for its own transaction only, which migration 012's
 // trigger lets delete.
-func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dryRun bool, audit *postgram.AuditEntry) (int, error) {
+func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dryRun bool, audit *driver.AuditEntry) (int, error) {
 	if dryRun {
 		var n int
 		err := s.pool.QueryRow(ctx, "SELECT count(*) FROM audit_log WHERE workspace_id = $1 AND at < $2", ws, before).Scan(&n)
@@ -88,7 +87,7 @@ func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dry
 }
 
 // ListAudit implements postgram.Storage.
-func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter) ([]postgram.AuditEntry, error) {
+func (s *Store) ListAudit(ctx context.Context, ws string, f driver.AuditFilter) ([]driver.AuditEntry, error) {
 	args := sqlArgs{ws}
 	where := "workspace_id = $1"
 	if !f.Since.IsZero() {
@@ -109,9 +108,9 @@ func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter
 		return nil, fmt.Errorf("postgres: list audit: %w", mapErr(err))
 	}
 	defer rows.Close()
-	out := []postgram.AuditEntry{}
+	out := []driver.AuditEntry{}
 	for rows.Next() {
-		var a postgram.AuditEntry
+		var a driver.AuditEntry
 		var details []byte
 		if err := rows.Scan(&a.ID, &a.At, &a.KeyID, &a.ClientID, &a.Operation, &a.EntityID, &details); err != nil {
 			return nil, fmt.Errorf("postgres: list audit: %w", err)
@@ -127,22 +126,22 @@ func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter
 
 const keyCols = `id, name, prefix, scopes, allowed_types, allowed_visibilities, client_id, created_at, revoked_at, last_used_at, expires_at`
 
-func scanKey(row pgx.Row, extra ...any) (*postgram.APIKey, error) {
-	var k postgram.APIKey
+func scanKey(row pgx.Row, extra ...any) (*driver.APIKey, error) {
+	var k driver.APIKey
 	var scopes, types, vis []string
 	if err := row.Scan(append([]any{&k.ID, &k.Name, &k.Prefix, &scopes, &types, &vis, &k.ClientID, &k.CreatedAt, &k.RevokedAt, &k.LastUsedAt, &k.ExpiresAt}, extra...)...); err != nil {
 		return nil, err
 	}
 	for _, s := range scopes {
-		k.Scopes = append(k.Scopes, postgram.Scope(s))
+		k.Scopes = append(k.Scopes, driver.Scope(s))
 	}
-	k.AllowedTypes = []postgram.EntityType{}
+	k.AllowedTypes = []driver.EntityType{}
 	for _, t := range types {
-		k.AllowedTypes = append(k.AllowedTypes, postgram.EntityType(t))
+		k.AllowedTypes = append(k.AllowedTypes, driver.EntityType(t))
 	}
-	k.AllowedVisibilities = []postgram.Visibility{}
+	k.AllowedVisibilities = []driver.Visibility{}
 	for _, v := range vis {
-		k.AllowedVisibilities = append(k.AllowedVisibilities, postgram.Visibility(v))
+		k.AllowedVisibilities = append(k.AllowedVisibilities, driver.Visibility(v))
 	}
 	k.CreatedAt = k.CreatedAt.UTC()
 	for _, t := range []*time.Time{k.RevokedAt, k.LastUsedAt, k.ExpiresAt} {
@@ -154,7 +153,7 @@ func scanKey(row pgx.Row, extra ...any) (*postgram.APIKey, error) {
 }
 
 // CreateKey implements postgram.Storage.
-func (s *Store) CreateKey(ctx context.Context, ws string, k *postgram.APIKey, hash []byte, audit *postgram.AuditEntry) error {
+func (s *Store) CreateKey(ctx context.Context, ws string, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
 			return err
@@ -167,7 +166,7 @@ func (s *Store) CreateKey(ctx context.Context, ws string, k *postgram.APIKey, ha
 	return nil
 }
 
-func insertKey(ctx context.Context, tx pgx.Tx, ws string, k *postgram.APIKey, hash []byte) error {
+func insertKey(ctx context.Context, tx pgx.Tx, ws string, k *driver.APIKey, hash []byte) error {
 	_, err := tx.Exec(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, allowed_types,
 			allowed_visibilities, client_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		ws, k.ID, k.Name, k.Prefix, hash, toStrings(k.Scopes), toStrings(k.AllowedTypes), toStrings(k.AllowedVisibilities),
@@ -177,7 +176,7 @@ func insertKey(ctx context.Context, tx pgx.Tx, ws string, k *postgram.APIKey, ha
 
 // RotateKey implements postgram.Storage. The trigger of migration 010
 // tells every server that the old key changed.
-func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *postgram.APIKey, hash []byte, audit *postgram.AuditEntry) error {
+func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE api_keys SET expires_at = LEAST(COALESCE(expires_at, $3), $3)
 			WHERE workspace_id = $1 AND id = $2 AND revoked_at IS NULL`, ws, old, oldExpires)
@@ -185,7 +184,7 @@ func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpi
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("api key %s (unrevoked): %w", old, postgram.ErrNotFound)
+			return fmt.Errorf("api key %s (unrevoked): %w", old, driver.ErrNotFound)
 		}
 		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
 			return err
@@ -193,7 +192,7 @@ func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpi
 		return auditInsert(ctx, tx, ws, audit)
 	})
 	if err != nil {
-		if errors.Is(err, postgram.ErrNotFound) {
+		if errors.Is(err, driver.ErrNotFound) {
 			return err
 		}
 		return fmt.Errorf("postgres: rotate key: %w", mapErr(err))
@@ -202,11 +201,11 @@ func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpi
 }
 
 // KeyByHash implements postgram.Storage.
-func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*postgram.APIKey, []byte, error) {
+func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*driver.APIKey, []byte, error) {
 	var stored []byte
 	k, err := scanKey(s.pool.QueryRow(ctx, "SELECT "+keyCols+", key_hash FROM api_keys WHERE workspace_id = $1 AND key_hash = $2", ws, hash), &stored)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil, fmt.Errorf("api key: %w", postgram.ErrNotFound)
+		return nil, nil, fmt.Errorf("api key: %w", driver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: look up key: %w", mapErr(err))
@@ -215,13 +214,13 @@ func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*postgra
 }
 
 // ListKeys implements postgram.Storage.
-func (s *Store) ListKeys(ctx context.Context, ws string) ([]postgram.APIKey, error) {
+func (s *Store) ListKeys(ctx context.Context, ws string) ([]driver.APIKey, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+keyCols+" FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id", ws)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list keys: %w", mapErr(err))
 	}
 	defer rows.Close()
-	out := []postgram.APIKey{}
+	out := []driver.APIKey{}
 	for rows.Next() {
 		k, err := scanKey(rows)
 		if err != nil {
@@ -234,19 +233,19 @@ func (s *Store) ListKeys(ctx context.Context, ws string) ([]postgram.APIKey, err
 
 // RevokeKey implements postgram.Storage. The trigger of migration 010
 // notifies every process listening (see Listen) at commit.
-func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *postgram.AuditEntry) error {
+func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *driver.AuditEntry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE workspace_id = $1 AND id = $2`, ws, id, at)
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("api key %s: %w", id, postgram.ErrNotFound)
+			return fmt.Errorf("api key %s: %w", id, driver.ErrNotFound)
 		}
 		return auditInsert(ctx, tx, ws, audit)
 	})
 	if err != nil {
-		if errors.Is(err, postgram.ErrNotFound) {
+		if errors.Is(err, driver.ErrNotFound) {
 			return err
 		}
 		return fmt.Errorf("postgres: revoke key: %w", mapErr(err))
@@ -279,8 +278,8 @@ func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.T
 }
 
 // Stats implements postgram.Storage.
-func (s *Store) Stats(ctx context.Context, ws string) (postgram.StoreStats, error) {
-	st := postgram.StoreStats{EntitiesByType: map[string]int{}, EntitiesByStatus: map[string]int{}}
+func (s *Store) Stats(ctx context.Context, ws string) (driver.StoreStats, error) {
+	st := driver.StoreStats{EntitiesByType: map[string]int{}, EntitiesByStatus: map[string]int{}}
 	rows, err := s.pool.Query(ctx, `SELECT type, status, count(*) FROM entities WHERE workspace_id = $1 GROUP BY type, status`, ws)
 	if err != nil {
 		return st, fmt.Errorf("postgres: stats: %w", mapErr(err))

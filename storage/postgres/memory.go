@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/rank"
 )
@@ -21,7 +20,7 @@ import (
 // top-level key uses the ->> form the expression indexes are built on.
 func metaExpr(k string) (string, error) {
 	if !driver.MetaKeyRE.MatchString(k) {
-		return "", fmt.Errorf("metadata key %q: %w", k, postgram.ErrInvalidArgument)
+		return "", fmt.Errorf("metadata key %q: %w", k, driver.ErrInvalidArgument)
 	}
 	if top, sub, ok := strings.Cut(k, "."); ok {
 		return "(e.metadata #>> '{" + top + "," + sub + "}')", nil
@@ -36,7 +35,7 @@ func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, er
 	// cannot use the order of an index past the type column, and a task
 	// list by context would scan entities_created instead of
 	// entities_type_context (10x slower at 10,000 tasks).
-	var one postgram.EntityType
+	var one driver.EntityType
 	if len(f.Types) == 1 {
 		one, f.Types = f.Types[0], nil
 	}
@@ -68,7 +67,7 @@ func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, er
 			// Byte order, as on every backend.
 			cond = x + " " + string(c.Op) + " " + arg(c.Value) + " COLLATE \"C\""
 		default:
-			return "", fmt.Errorf("metadata operator %q: %w", c.Op, postgram.ErrInvalidArgument)
+			return "", fmt.Errorf("metadata operator %q: %w", c.Op, driver.ErrInvalidArgument)
 		}
 		if c.OrMissing {
 			cond = "(" + cond + " OR " + x + " IS NULL)"
@@ -79,7 +78,7 @@ func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, er
 }
 
 // FindEntities implements postgram.LifecycleStorage.
-func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilter, q driver.FindQuery, limit, offset int) ([]*postgram.Entity, int, error) {
+func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilter, q driver.FindQuery, limit, offset int) ([]*driver.Entity, int, error) {
 	args := []any{ws}
 	where, err := findSQL(f, q, &args)
 	if err != nil {
@@ -96,7 +95,7 @@ func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilt
 		return nil, 0, fmt.Errorf("postgres: find entities: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []*postgram.Entity
+	var out []*driver.Entity
 	total := 0
 	for rows.Next() {
 		e, err := scanEntity(rows, &total)
@@ -160,10 +159,10 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 			switch {
 			case op.Create != nil:
 				err = createTx(ctx, tx, ws, op.Create, op.Chunks)
-				notify = notify || op.Create.EnrichmentStatus == postgram.StagePending
+				notify = notify || op.Create.EnrichmentStatus == driver.StagePending
 			case op.Update != nil:
 				err = updateTx(ctx, tx, ws, op.Update, op.Expected, op.Chunks)
-				notify = notify || (op.Chunks != nil && op.Update.EnrichmentStatus == postgram.StagePending)
+				notify = notify || (op.Chunks != nil && op.Update.EnrichmentStatus == driver.StagePending)
 			case op.Edge != nil:
 				err = edgeTx(ctx, tx, ws, op.Edge)
 			case op.SyncState != nil:
@@ -172,7 +171,7 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 				_, err = tx.Exec(ctx, "DELETE FROM edges WHERE workspace_id = $1 AND origin_id = $2 AND source = ANY($3)",
 					ws, op.Retract.Origin, op.Retract.Sources)
 			default:
-				err = fmt.Errorf("batch op %d sets nothing: %w", i, postgram.ErrInvalidArgument)
+				err = fmt.Errorf("batch op %d sets nothing: %w", i, driver.ErrInvalidArgument)
 			}
 			if err != nil {
 				return err
@@ -189,12 +188,12 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 		return nil
 	})
 	if err != nil {
-		var ce *postgram.ConflictError
-		if errors.As(err, &ce) || errors.Is(err, postgram.ErrNotFound) || errors.Is(err, postgram.ErrInvalidArgument) {
+		var ce *driver.ConflictError
+		if errors.As(err, &ce) || errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrInvalidArgument) {
 			return err
 		}
 		if isUniqueViolation(err) {
-			return fmt.Errorf("postgres: write batch: %w: a row already exists", postgram.ErrConflict)
+			return fmt.Errorf("postgres: write batch: %w: a row already exists", driver.ErrConflict)
 		}
 		return fmt.Errorf("postgres: write batch: %w", mapErr(err))
 	}
@@ -214,13 +213,13 @@ func insertChunksTx(ctx context.Context, tx pgx.Tx, ws string, id uuid.UUID, chu
 	return err
 }
 
-func createTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, chunks []driver.ChunkInput) error {
+func createTx(ctx context.Context, tx pgx.Tx, ws string, e *driver.Entity, chunks []driver.ChunkInput) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return err
 	}
 	var queuedAt *time.Time
-	if e.EnrichmentStatus == postgram.StagePending {
+	if e.EnrichmentStatus == driver.StagePending {
 		queuedAt = &e.CreatedAt
 	}
 	if _, err := tx.Exec(ctx, `
@@ -235,7 +234,7 @@ func createTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, chu
 	return insertChunksTx(ctx, tx, ws, e.ID, chunks)
 }
 
-func updateTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, expected int64, chunks []driver.ChunkInput) error {
+func updateTx(ctx context.Context, tx pgx.Tx, ws string, e *driver.Entity, expected int64, chunks []driver.ChunkInput) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return err
@@ -265,12 +264,12 @@ func updateTx(ctx context.Context, tx pgx.Tx, ws string, e *postgram.Entity, exp
 	if tag.RowsAffected() == 0 {
 		cur, err := scanEntity(tx.QueryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = $2", ws, e.ID))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("entity %s: %w", e.ID, postgram.ErrNotFound)
+			return fmt.Errorf("entity %s: %w", e.ID, driver.ErrNotFound)
 		}
 		if err != nil {
 			return err
 		}
-		return &postgram.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
+		return &driver.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
 	}
 	if !rechunk {
 		return nil

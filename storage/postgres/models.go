@@ -5,18 +5,17 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // ListModels implements postgram.ModelStorage.
-func (s *Store) ListModels(ctx context.Context) ([]postgram.ModelRecord, error) {
+func (s *Store) ListModels(ctx context.Context) ([]driver.ModelRecord, error) {
 	rows, err := s.pool.Query(ctx, "SELECT id, provider, name, dimensions, is_active, created_at FROM embedding_models ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list models: %w", mapErr(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.ModelRecord, error) {
-		var m postgram.ModelRecord
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.ModelRecord, error) {
+		var m driver.ModelRecord
 		err := r.Scan(&m.ID, &m.Provider, &m.Name, &m.Dimensions, &m.Active, &m.CreatedAt)
 		return m, err
 	})
@@ -29,7 +28,7 @@ func (s *Store) ListModels(ctx context.Context) ([]postgram.ModelRecord, error) 
 // ActivateModel implements postgram.ModelStorage. The vector index of the
 // new model is built in the same transaction (on an empty partial index
 // this is instant; its rows arrive as the worker re-embeds).
-func (s *Store) ActivateModel(ctx context.Context, m postgram.ModelInfo) (int64, error) {
+func (s *Store) ActivateModel(ctx context.Context, m driver.ModelInfo) (int64, error) {
 	var id int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('postgram_embedding_models'))"); err != nil {
@@ -56,7 +55,7 @@ func (s *Store) ActivateModel(ctx context.Context, m postgram.ModelInfo) (int64,
 }
 
 // QueueReembed implements postgram.ModelStorage.
-func (s *Store) QueueReembed(ctx context.Context, ws string, types []postgram.EntityType) (int, error) {
+func (s *Store) QueueReembed(ctx context.Context, ws string, types []driver.EntityType) (int, error) {
 	ts := make([]string, len(types))
 	for i, t := range types {
 		ts[i] = string(t)

@@ -7,22 +7,22 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
-var _ postgram.PurgeStorage = (*Store)(nil)
+var _ driver.PurgeStorage = (*Store)(nil)
 
 // PurgeEntities implements postgram.PurgeStorage. The entities are locked
 // in id order first (the lock order of tx.go); the foreign keys cascade
 // the delete to chunks (whose statement trigger queues their statistics'
 // removal), edges by either end or by origin, and sync state.
-func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, audit *postgram.AuditEntry) (postgram.PurgeCounts, error) {
-	var n postgram.PurgeCounts
+func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, audit *driver.AuditEntry) (driver.PurgeCounts, error) {
+	var n driver.PurgeCounts
 	if len(ids) == 0 {
 		return n, nil
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		n = postgram.PurgeCounts{}
+		n = driver.PurgeCounts{}
 		if err := lockEntities(ctx, tx, ws, ids); err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 		return nil
 	})
 	if err != nil {
-		return postgram.PurgeCounts{}, fmt.Errorf("postgres: purge: %w", mapErr(err))
+		return driver.PurgeCounts{}, fmt.Errorf("postgres: purge: %w", mapErr(err))
 	}
 	return n, nil
 }

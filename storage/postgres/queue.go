@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -156,8 +155,8 @@ func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.Embe
 }
 
 // QueueStats implements postgram.Storage.
-func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
-	var st postgram.QueueStatus
+func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter, maxAttempts, failureLimit int) (driver.QueueStatus, error) {
+	var st driver.QueueStatus
 	var ex driver.ExtractionQueue
 	args := []any{ws, maxAttempts}
 	where := filterSQL(f, &args)

@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/rank"
 	"github.com/postgram-go/postgram/internal/tsrank"
@@ -338,6 +337,6 @@ func (f *hitFeatures) setEntity(h *driver.KeywordHit, head []byte, typ string, t
 		f.heads[h.EntityID] = ef
 	}
 	h.HeadPos, h.HeadLen = ef.pos, ef.len
-	h.Type, h.Tags = postgram.EntityType(typ), tags
+	h.Type, h.Tags = driver.EntityType(typ), tags
 	return nil
 }

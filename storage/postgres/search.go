@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/query"
 	"github.com/postgram-go/postgram/internal/tsrank"
@@ -146,24 +145,24 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuer
 	}
 	if len(q.Vector) != m.Dimensions {
 		return driver.VectorResult{}, fmt.Errorf("postgres: vector search: query has %d dimensions, model %s has %d: %w",
-			len(q.Vector), m.Name, m.Dimensions, postgram.ErrInvalidArgument)
+			len(q.Vector), m.Name, m.Dimensions, driver.ErrInvalidArgument)
 	}
 	strategy := q.Strategy
 	if m.Dimensions > maxIndexedDims {
-		strategy = postgram.StrategyExact
+		strategy = driver.StrategyExact
 	}
-	if strategy == "" || strategy == postgram.StrategyAuto {
+	if strategy == "" || strategy == driver.StrategyAuto {
 		n, err := s.candidateCount(ctx, ws, q, s.cfg.ExactThreshold+1)
 		if err != nil {
 			return driver.VectorResult{}, err
 		}
 		if n <= s.cfg.ExactThreshold {
-			strategy = postgram.StrategyExact
+			strategy = driver.StrategyExact
 		} else {
-			strategy = postgram.StrategyHNSW
+			strategy = driver.StrategyHNSW
 		}
 	}
-	if strategy == postgram.StrategyExact {
+	if strategy == driver.StrategyExact {
 		hits, sims, err := s.vectorQuery(ctx, ws, q, m.Dimensions, false)
 		return driver.VectorResult{Hits: hits, Plan: "exact", Similarities: sims}, err
 	}
@@ -790,8 +789,8 @@ func scanSimilarities(rows pgx.Rows, n int) (map[uuid.UUID]float64, error) {
 }
 
 // EdgeSummaries implements postgram.Storage.
-func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]postgram.EdgeSummary, error) {
-	out := make(map[uuid.UUID]postgram.EdgeSummary, len(ids))
+func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]driver.EdgeSummary, error) {
+	out := make(map[uuid.UUID]driver.EdgeSummary, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}

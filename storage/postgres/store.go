@@ -25,7 +25,6 @@ import (
 	"github.com/jackc/tern/v2/migrate"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/writestate"
 	"github.com/postgram-go/postgram/migrations"
@@ -92,10 +91,10 @@ type Store struct {
 	log     *slog.Logger
 
 	mu      sync.RWMutex
-	models  map[int64]postgram.ModelInfo // by id
-	counts  map[string]countEntry        // broad vector candidate counts by workspace and model
-	freqs   termFreqCache                // planner term frequencies
-	lexemes lexemeCache                  // lexemes of query terms
+	models  map[int64]driver.ModelInfo // by id
+	counts  map[string]countEntry      // broad vector candidate counts by workspace and model
+	freqs   termFreqCache              // planner term frequencies
+	lexemes lexemeCache                // lexemes of query terms
 	// annPool, when set, holds connections configured for ANN scans
 	// (Open makes one; New, with a caller's pool, uses transactions).
 	annPool *pgxpool.Pool
@@ -125,12 +124,12 @@ const maxIndexedDims = 2000
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	cfg.defaults()
 	if cfg.URL == "" {
-		return nil, fmt.Errorf("postgres: %w", &postgram.FieldError{Field: "database_url", Message: "must be set"})
+		return nil, fmt.Errorf("postgres: %w", &driver.FieldError{Field: "database_url", Message: "must be set"})
 	}
 	pc, err := pgxpool.ParseConfig(cfg.URL)
 	if err != nil {
 		// pgx's message may echo the password; do not wrap it verbatim.
-		return nil, fmt.Errorf("postgres: %w", &postgram.FieldError{Field: "database_url", Message: "is not a valid PostgreSQL connection string"})
+		return nil, fmt.Errorf("postgres: %w", &driver.FieldError{Field: "database_url", Message: "is not a valid PostgreSQL connection string"})
 	}
 	if cfg.MaxConns > 0 {
 		pc.MaxConns = cfg.MaxConns
@@ -171,12 +170,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: connect: %w", postgram.ErrUnavailable)
+		return nil, fmt.Errorf("postgres: connect: %w", driver.ErrUnavailable)
 	}
 	annPool, err := pgxpool.NewWithConfig(ctx, apc)
 	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres: connect: %w", postgram.ErrUnavailable)
+		return nil, fmt.Errorf("postgres: connect: %w", driver.ErrUnavailable)
 	}
 	s := newStore(pool, cfg)
 	s.writeState = ws
@@ -198,7 +197,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Store {
 }
 
 func newStore(pool *pgxpool.Pool, cfg Config) *Store {
-	s := &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}, counts: map[string]countEntry{},
+	s := &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]driver.ModelInfo{}, counts: map[string]countEntry{},
 		writeState: &writestate.Tracker{}}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	s.bg.Add(1)
@@ -218,7 +217,7 @@ func (s *Store) Name() string { return "postgres" }
 // Ping implements postgram.Storage.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("postgres: ping: %w", &postgram.BackendError{Kind: postgram.ErrUnavailable, Public: "cannot reach PostgreSQL", Err: err})
+		return fmt.Errorf("postgres: ping: %w", &driver.BackendError{Kind: driver.ErrUnavailable, Public: "cannot reach PostgreSQL", Err: err})
 	}
 	return nil
 }
@@ -245,7 +244,7 @@ const versionTable = "postgram_schema_version"
 func (s *Store) Migrate(ctx context.Context) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: acquire connection: %w", postgram.ErrUnavailable)
+		return fmt.Errorf("postgres: migrate: acquire connection: %w", driver.ErrUnavailable)
 	}
 	defer conn.Release()
 	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
@@ -272,7 +271,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 func (s *Store) SchemaVersion(ctx context.Context) (current, latest int32, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("postgres: acquire connection: %w", postgram.ErrUnavailable)
+		return 0, 0, fmt.Errorf("postgres: acquire connection: %w", driver.ErrUnavailable)
 	}
 	defer conn.Release()
 	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
@@ -290,16 +289,16 @@ func (s *Store) SchemaVersion(ctx context.Context) (current, latest int32, err e
 }
 
 // EnsureModel implements postgram.Storage.
-func (s *Store) EnsureModel(ctx context.Context, want postgram.ModelInfo) (int64, error) {
+func (s *Store) EnsureModel(ctx context.Context, want driver.ModelInfo) (int64, error) {
 	if want.Dimensions <= 0 || want.Name == "" {
-		return 0, &postgram.FieldError{Field: "embedding_model", Message: "needs a name and positive dimensions"}
+		return 0, &driver.FieldError{Field: "embedding_model", Message: "needs a name and positive dimensions"}
 	}
 	var id int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('postgram_embedding_models'))"); err != nil {
 			return err
 		}
-		var cur postgram.ModelInfo
+		var cur driver.ModelInfo
 		err := tx.QueryRow(ctx, "SELECT id, provider, name, dimensions FROM embedding_models WHERE is_active").
 			Scan(&id, &cur.Provider, &cur.Name, &cur.Dimensions)
 		switch {
@@ -316,12 +315,12 @@ func (s *Store) EnsureModel(ctx context.Context, want postgram.ModelInfo) (int64
 			return err
 		}
 		if cur != want {
-			return &postgram.ModelMismatchError{Active: cur, Configured: want}
+			return &driver.ModelMismatchError{Active: cur, Configured: want}
 		}
 		return s.createVectorIndex(ctx, tx, id, want.Dimensions)
 	})
 	if err != nil {
-		if errors.Is(err, postgram.ErrModelMismatch) {
+		if errors.Is(err, driver.ErrModelMismatch) {
 			return 0, err
 		}
 		return 0, fmt.Errorf("postgres: ensure embedding model: %w", mapErr(err))
@@ -347,9 +346,9 @@ func (s *Store) createVectorIndex(ctx context.Context, tx pgx.Tx, id int64, dims
 }
 
 // ActiveModel implements postgram.Storage.
-func (s *Store) ActiveModel(ctx context.Context) (int64, postgram.ModelInfo, bool, error) {
+func (s *Store) ActiveModel(ctx context.Context) (int64, driver.ModelInfo, bool, error) {
 	var id int64
-	var m postgram.ModelInfo
+	var m driver.ModelInfo
 	err := s.pool.QueryRow(ctx, "SELECT id, provider, name, dimensions FROM embedding_models WHERE is_active").
 		Scan(&id, &m.Provider, &m.Name, &m.Dimensions)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -365,7 +364,7 @@ func (s *Store) ActiveModel(ctx context.Context) (int64, postgram.ModelInfo, boo
 }
 
 // model returns a known model's info, loading it when needed.
-func (s *Store) model(ctx context.Context, id int64) (postgram.ModelInfo, error) {
+func (s *Store) model(ctx context.Context, id int64) (driver.ModelInfo, error) {
 	s.mu.RLock()
 	m, ok := s.models[id]
 	s.mu.RUnlock()
@@ -375,7 +374,7 @@ func (s *Store) model(ctx context.Context, id int64) (postgram.ModelInfo, error)
 	err := s.pool.QueryRow(ctx, "SELECT provider, name, dimensions FROM embedding_models WHERE id = $1", id).
 		Scan(&m.Provider, &m.Name, &m.Dimensions)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return m, fmt.Errorf("postgres: embedding model %d: %w", id, postgram.ErrNotFound)
+		return m, fmt.Errorf("postgres: embedding model %d: %w", id, driver.ErrNotFound)
 	}
 	if err != nil {
 		return m, fmt.Errorf("postgres: embedding model %d: %w", id, mapErr(err))
@@ -466,19 +465,19 @@ func mapErr(err error) error {
 	if errors.As(err, &pgErr) {
 		switch {
 		case pgErr.Code == "53100":
-			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+			return &driver.BackendError{Kind: driver.ErrUnavailable, Err: err,
 				Public: "the database's disk is full; the write was rolled back (SQLSTATE 53100)"}
 		case pgErr.Code == "25006":
-			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+			return &driver.BackendError{Kind: driver.ErrUnavailable, Err: err,
 				Public: "the database is read-only; the write was rolled back (SQLSTATE 25006)"}
 		case pgErr.Code[:2] == "08", pgErr.Code[:2] == "53", pgErr.Code[:2] == "57": // connection, resources, operator intervention
-			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+			return &driver.BackendError{Kind: driver.ErrUnavailable, Err: err,
 				Public: "the database cannot serve the request right now (SQLSTATE " + pgErr.Code + ")"}
 		case pgErr.Code[:2] == "22", pgErr.Code[:2] == "23": // data exception, integrity violation
-			return &postgram.BackendError{Kind: postgram.ErrInvalidArgument, Err: err,
+			return &driver.BackendError{Kind: driver.ErrInvalidArgument, Err: err,
 				Public: "the database rejected a value (SQLSTATE " + pgErr.Code + ")"}
 		case pgErr.Code[:2] == "40": // a deadlock or serialization failure that persisted after a retry (inTx)
-			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err,
+			return &driver.BackendError{Kind: driver.ErrUnavailable, Err: err,
 				Public: "the database aborted the write to resolve contention with a concurrent one; retry"}
 		}
 		return err
@@ -487,14 +486,14 @@ func mapErr(err error) error {
 		return err
 	}
 	if strings.Contains(err.Error(), "closed pool") {
-		return fmt.Errorf("%w: the store is closed", postgram.ErrUnavailable)
+		return fmt.Errorf("%w: the store is closed", driver.ErrUnavailable)
 	}
 	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
-		return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err, Public: "the database connection failed"}
+		return &driver.BackendError{Kind: driver.ErrUnavailable, Err: err, Public: "the database connection failed"}
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
-		return fmt.Errorf("%w: cannot connect to PostgreSQL", postgram.ErrUnavailable)
+		return fmt.Errorf("%w: cannot connect to PostgreSQL", driver.ErrUnavailable)
 	}
 	return err
 }

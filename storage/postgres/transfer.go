@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -26,7 +25,7 @@ const (
 // ExportWorkspace implements postgram.TransferStorage. It reads in one
 // REPEATABLE READ, read-only transaction (one snapshot), page by page
 // along the primary key.
-func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*driver.EntityRecord) error, edge func(*postgram.Edge) error) error {
+func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*driver.EntityRecord) error, edge func(*driver.Edge) error) error {
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var after *uuid.UUID
 		for {
@@ -51,7 +50,7 @@ func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, e
 			if err != nil {
 				return err
 			}
-			edges, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (postgram.Edge, error) { return scanEdge(r) })
+			edges, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Edge, error) { return scanEdge(r) })
 			if err != nil {
 				return err
 			}
@@ -175,7 +174,7 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 		if len(existing) > 0 && !skipExisting {
 			for _, r := range recs {
 				if skip[r.Entity.ID] {
-					return fmt.Errorf("entity %s already exists in workspace %q: %w", r.Entity.ID, ws, postgram.ErrConflict)
+					return fmt.Errorf("entity %s already exists in workspace %q: %w", r.Entity.ID, ws, driver.ErrConflict)
 				}
 			}
 		}
@@ -193,7 +192,7 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 				meta = []byte("{}")
 			}
 			var queuedAt *time.Time
-			if e.EnrichmentStatus == postgram.StagePending || e.EnrichmentStatus == postgram.StageFailed {
+			if e.EnrichmentStatus == driver.StagePending || e.EnrichmentStatus == driver.StageFailed {
 				queuedAt = &now
 				pending = true
 			}
@@ -224,11 +223,11 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if err != nil {
-		if errors.Is(err, postgram.ErrConflict) {
+		if errors.Is(err, driver.ErrConflict) {
 			return 0, fmt.Errorf("postgres: import entities: %w", err)
 		}
 		if isUniqueViolation(err) {
-			return 0, fmt.Errorf("postgres: import entities: %w: an entity or chunk id already exists (%v)", postgram.ErrConflict, err)
+			return 0, fmt.Errorf("postgres: import entities: %w: an entity or chunk id already exists (%v)", driver.ErrConflict, err)
 		}
 		return 0, fmt.Errorf("postgres: import entities: %w", mapErr(err))
 	}
@@ -236,7 +235,7 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 }
 
 // ImportEdges implements postgram.TransferStorage.
-func (s *Store) ImportEdges(ctx context.Context, ws string, edges []postgram.Edge, skipExisting bool) (int, error) {
+func (s *Store) ImportEdges(ctx context.Context, ws string, edges []driver.Edge, skipExisting bool) (int, error) {
 	if len(edges) == 0 {
 		return 0, nil
 	}
@@ -265,7 +264,7 @@ func (s *Store) ImportEdges(ctx context.Context, ws string, edges []postgram.Edg
 			case errors.Is(err, pgx.ErrNoRows):
 				if !skipExisting {
 					return fmt.Errorf("edge %s (%s -[%s]-> %s) already exists in workspace %q: %w",
-						e.ID, e.SourceID, e.Relation, e.TargetID, ws, postgram.ErrConflict)
+						e.ID, e.SourceID, e.Relation, e.TargetID, ws, driver.ErrConflict)
 				}
 			case err != nil:
 				return fmt.Errorf("edge %s: %w", e.ID, err)
@@ -276,7 +275,7 @@ func (s *Store) ImportEdges(ctx context.Context, ws string, edges []postgram.Edg
 		return br.Close()
 	})
 	if err != nil {
-		if errors.Is(err, postgram.ErrConflict) {
+		if errors.Is(err, driver.ErrConflict) {
 			return 0, fmt.Errorf("postgres: import edges: %w", err)
 		}
 		return 0, fmt.Errorf("postgres: import edges: %w", mapErr(err))

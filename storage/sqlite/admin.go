@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // AdminConn returns the store's writer connection, for administrative SQL
@@ -17,7 +17,7 @@ import (
 // change (change_log), before this process's next search.
 func (s *Store) AdminConn(ctx context.Context) (*sql.Conn, error) {
 	if s.closed.Load() {
-		return nil, fmt.Errorf("sqlite: store is closed: %w", postgram.ErrUnavailable)
+		return nil, fmt.Errorf("sqlite: store is closed: %w", driver.ErrUnavailable)
 	}
 	c, err := s.w.Conn(ctx)
 	if err != nil {

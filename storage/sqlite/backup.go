@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -32,7 +31,7 @@ func (e errCallback) Error() string { return e.err.Error() }
 // page along primary keys.
 func (s *Store) ReadBackup(ctx context.Context, sink driver.BackupSink) error {
 	if s.closed.Load() {
-		return fmt.Errorf("sqlite: read backup: store is closed: %w", postgram.ErrUnavailable)
+		return fmt.Errorf("sqlite: read backup: store is closed: %w", driver.ErrUnavailable)
 	}
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
@@ -163,8 +162,8 @@ func backupEntities(ctx context.Context, conn *sql.Conn, ws string, sink driver.
 
 // scanEntityAfter scans "workspace_id, entityCols, extra..." and returns
 // the metadata as stored.
-func scanEntityAfter(rows *sql.Rows, ws *string, extra ...any) (*postgram.Entity, string, error) {
-	var e postgram.Entity
+func scanEntityAfter(rows *sql.Rows, ws *string, extra ...any) (*driver.Entity, string, error) {
+	var e driver.Entity
 	var id, tags, meta string
 	var created, updated int64
 	dest := []any{ws, &id, &e.Type, &e.Content, &e.Visibility, &e.Owner, &e.Status, &tags, &e.Source, &meta,
@@ -288,7 +287,7 @@ func backupKeys(ctx context.Context, conn *sql.Conn, ws string, sink driver.Back
 			return err
 		}
 		if k.Scopes == nil {
-			k.Scopes = []postgram.Scope{}
+			k.Scopes = []driver.Scope{}
 		}
 		bk.APIKey = *k
 		keys = append(keys, bk)
@@ -413,7 +412,7 @@ func (s *Store) RestoreModels(ctx context.Context, models []driver.BackupModel) 
 		return fmt.Errorf("sqlite: restore models: %w", mapErr(err))
 	}
 	s.mu.Lock()
-	s.models = map[int64]postgram.ModelInfo{}
+	s.models = map[int64]driver.ModelInfo{}
 	s.mu.Unlock()
 	return nil
 }

@@ -5,8 +5,7 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
-
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // entCache keeps recently read entities in memory, so that the entities a
@@ -40,7 +39,7 @@ type entKey struct {
 type entItem struct {
 	key  entKey
 	rid  int64
-	e    *postgram.Entity // never handed out: callers get clones
+	e    *driver.Entity // never handed out: callers get clones
 	size int64
 }
 
@@ -60,7 +59,7 @@ func (c *entCache) generation() uint64 {
 }
 
 // get returns a copy of the cached entity, or nil.
-func (c *entCache) get(ws string, id uuid.UUID) *postgram.Entity {
+func (c *entCache) get(ws string, id uuid.UUID) *driver.Entity {
 	if c.max == 0 {
 		return nil
 	}
@@ -78,7 +77,7 @@ func (c *entCache) get(ws string, id uuid.UUID) *postgram.Entity {
 
 // put caches e (which the caller must not modify afterwards) read with
 // generation gen; metaLen is the length of its metadata as stored.
-func (c *entCache) put(gen uint64, ws string, rid int64, e *postgram.Entity, metaLen int) {
+func (c *entCache) put(gen uint64, ws string, rid int64, e *driver.Entity, metaLen int) {
 	if c.max == 0 {
 		return
 	}
@@ -153,8 +152,8 @@ func (c *entCache) remove(el *list.Element) {
 
 // cloneEntity deep-copies an entity read from the store. Its metadata came
 // from encoding/json, so it holds only maps, slices and immutable scalars,
-// and a structural copy replaces postgram.Entity.Clone's JSON round trip.
-func cloneEntity(e *postgram.Entity) *postgram.Entity {
+// and a structural copy replaces driver.Entity.Clone's JSON round trip.
+func cloneEntity(e *driver.Entity) *driver.Entity {
 	c := *e
 	c.Tags = append(make([]string, 0, len(e.Tags)), e.Tags...)
 	if e.Metadata != nil {

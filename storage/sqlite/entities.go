@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/rank"
 )
@@ -24,8 +23,8 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-func scanEntity(row scanner, extra ...any) (*postgram.Entity, error) {
-	var e postgram.Entity
+func scanEntity(row scanner, extra ...any) (*driver.Entity, error) {
+	var e driver.Entity
 	var id, tags, meta string
 	var created, updated int64
 	dest := []any{&id, &e.Type, &e.Content, &e.Visibility, &e.Owner, &e.Status, &tags, &e.Source, &meta,
@@ -124,13 +123,13 @@ func insertChunks(ctx context.Context, tx *sql.Tx, ws string, entityID uuid.UUID
 }
 
 // headTSV returns the encoded tsvector of an entity's head (rank.Head).
-func headTSV(e *postgram.Entity) []byte {
+func headTSV(e *driver.Entity) []byte {
 	return encodeTSV(chunkVector(rank.Head(e.Content, e.Metadata)))
 }
 
 // putHead writes an entity's head; an unchanged head writes nothing (and so
 // logs no change).
-func putHead(ctx context.Context, tx *sql.Tx, rid int64, e *postgram.Entity) error {
+func putHead(ctx context.Context, tx *sql.Tx, rid int64, e *driver.Entity) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO entity_heads (rid, tsv) VALUES (?, ?)
 		ON CONFLICT (rid) DO UPDATE SET tsv = excluded.tsv WHERE tsv IS NOT excluded.tsv`, rid, headTSV(e))
 	return err
@@ -139,7 +138,7 @@ func putHead(ctx context.Context, tx *sql.Tx, rid int64, e *postgram.Entity) err
 // CreateEntity implements postgram.Storage: the entity, its chunks (and so
 // the keyword index), its head and the audit entry commit in one
 // transaction.
-func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity, chunks []driver.ChunkInput, audit *postgram.AuditEntry) error {
+func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
 	prepared := prepareChunks(ws, chunks)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := createTx(ctx, tx, ws, e, prepared); err != nil {
@@ -149,7 +148,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity,
 	})
 	if err != nil {
 		if isUniqueViolation(err) {
-			return fmt.Errorf("sqlite: create entity %s: %w: id already exists", e.ID, postgram.ErrConflict)
+			return fmt.Errorf("sqlite: create entity %s: %w: id already exists", e.ID, driver.ErrConflict)
 		}
 		return fmt.Errorf("sqlite: create entity: %w", mapErr(err))
 	}
@@ -157,10 +156,10 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *postgram.Entity,
 }
 
 // GetEntity implements postgram.Storage.
-func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*postgram.Entity, error) {
+func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*driver.Entity, error) {
 	e, err := scanEntity(s.queryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = ? AND e.id = ?", ws, id.String()))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("entity %s: %w", id, postgram.ErrNotFound)
+		return nil, fmt.Errorf("entity %s: %w", id, driver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: get entity: %w", mapErr(err))
@@ -169,7 +168,7 @@ func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*postgr
 }
 
 // GetEntities implements postgram.Storage.
-func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]*postgram.Entity, error) {
+func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]*driver.Entity, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -181,7 +180,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 	} else if err := s.idx.ensureFresh(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: get entities: %w", err)
 	}
-	out := make([]*postgram.Entity, 0, len(ids))
+	out := make([]*driver.Entity, 0, len(ids))
 	missing := ids
 	var gen uint64
 	if cache != nil {
@@ -228,7 +227,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 }
 
 // UpdateEntity implements postgram.Storage.
-func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity, expected int64, chunks []driver.ChunkInput, audit *postgram.AuditEntry) error {
+func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, expected int64, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
 	rechunk := chunks != nil
 	var prepared []preparedChunk
 	if rechunk {
@@ -241,8 +240,8 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *postgram.Entity,
 		return auditInsert(ctx, tx, ws, audit)
 	})
 	if err != nil {
-		var ce *postgram.ConflictError
-		if errors.As(err, &ce) || errors.Is(err, postgram.ErrNotFound) {
+		var ce *driver.ConflictError
+		if errors.As(err, &ce) || errors.Is(err, driver.ErrNotFound) {
 			return err
 		}
 		return fmt.Errorf("sqlite: update entity: %w", mapErr(err))
@@ -268,7 +267,7 @@ func filterSQL(f driver.EntityFilter, args *[]any) string {
 	if len(f.Statuses) > 0 {
 		in("e.status", toStrings(f.Statuses))
 	}
-	if !f.IncludeArchived && !contains(f.Statuses, postgram.StatusArchived) {
+	if !f.IncludeArchived && !contains(f.Statuses, driver.StatusArchived) {
 		b.WriteString(" AND e.status <> 'archived'")
 	}
 	if len(f.Visibilities) > 0 {
@@ -310,7 +309,7 @@ func toStrings[T ~string](in []T) []string {
 }
 
 // ListEntities implements postgram.Storage.
-func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*postgram.Entity, int, error) {
+func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*driver.Entity, int, error) {
 	args := []any{ws}
 	where := filterSQL(f, &args)
 	args = append(args, limit, offset)
@@ -321,7 +320,7 @@ func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilt
 		return nil, 0, fmt.Errorf("sqlite: list entities: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []*postgram.Entity
+	var out []*driver.Entity
 	total := 0
 	var size int64
 	for rows.Next() {

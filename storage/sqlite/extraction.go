@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -143,7 +142,7 @@ func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []driver.Ext
 }
 
 // QueueExtraction implements postgram.ExtractionStorage.
-func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID, o postgram.ExtractOverride, cleanSources []string) (int, int, error) {
+func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID, o driver.ExtractOverride, cleanSources []string) (int, int, error) {
 	if len(ids) == 0 {
 		return 0, 0, nil
 	}
@@ -222,7 +221,7 @@ func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]dr
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: find entities by name: %w", err)
 		}
-		out = append(out, driver.NameMatch{Key: k, EntityID: eid, Type: postgram.EntityType(typ),
+		out = append(out, driver.NameMatch{Key: k, EntityID: eid, Type: driver.EntityType(typ),
 			CreatedAt: fromMicros(created), Exact: exact})
 	}
 	if err := rows.Err(); err != nil {

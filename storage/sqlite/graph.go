@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -25,8 +24,8 @@ const edgeColsBare = `id, source_id, target_id, relation, confidence, source, me
 const edgeCols = `ed.id, ed.source_id, ed.target_id, ed.relation, ed.confidence, ed.source, ed.metadata,
 	ed.origin_id, ed.provider, ed.model, ed.prompt_version, ed.created_at, ed.updated_at`
 
-func scanEdge(row scanner) (postgram.Edge, error) {
-	var e postgram.Edge
+func scanEdge(row scanner) (driver.Edge, error) {
+	var e driver.Edge
 	var id, src, dst, meta string
 	var origin sql.NullString
 	var created, updated int64
@@ -94,7 +93,7 @@ func originArg(o *uuid.UUID) any {
 	return o.String()
 }
 
-func upsertEdges(ctx context.Context, tx *sql.Tx, ws string, edges []postgram.Edge) ([]postgram.Edge, error) {
+func upsertEdges(ctx context.Context, tx *sql.Tx, ws string, edges []driver.Edge) ([]driver.Edge, error) {
 	if len(edges) == 0 {
 		return nil, nil
 	}
@@ -103,7 +102,7 @@ func upsertEdges(ctx context.Context, tx *sql.Tx, ws string, edges []postgram.Ed
 		return nil, err
 	}
 	defer st.Close()
-	var out []postgram.Edge
+	var out []driver.Edge
 	for _, e := range edges {
 		meta, err := metadataJSON(e.Metadata)
 		if err != nil {
@@ -124,8 +123,8 @@ func upsertEdges(ctx context.Context, tx *sql.Tx, ws string, edges []postgram.Ed
 }
 
 // UpsertEdges implements postgram.GraphStorage.
-func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []postgram.Edge, audit *postgram.AuditEntry) ([]postgram.Edge, error) {
-	var out []postgram.Edge
+func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []driver.Edge, audit *driver.AuditEntry) ([]driver.Edge, error) {
+	var out []driver.Edge
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
 		if out, err = upsertEdges(ctx, tx, ws, edges); err != nil {
@@ -140,10 +139,10 @@ func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []postgram.Edg
 }
 
 // GetEdge implements postgram.GraphStorage.
-func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*postgram.Edge, error) {
+func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*driver.Edge, error) {
 	e, err := scanEdge(s.queryRow(ctx, "SELECT "+edgeCols+" FROM edges ed WHERE ed.workspace_id = ? AND ed.id = ?", ws, id.String()))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("edge %s: %w", id, postgram.ErrNotFound)
+		return nil, fmt.Errorf("edge %s: %w", id, driver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: get edge: %w", mapErr(err))
@@ -152,7 +151,7 @@ func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*postgram
 }
 
 // DeleteEdges implements postgram.GraphStorage.
-func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, audit *postgram.AuditEntry) (int, error) {
+func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, audit *driver.AuditEntry) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -174,7 +173,7 @@ func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, aud
 }
 
 // FindEdges implements postgram.GraphStorage.
-func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([]postgram.Edge, error) {
+func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([]driver.Edge, error) {
 	args := []any{}
 	var from string
 	if len(q.IDs) > 0 {
@@ -190,9 +189,9 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([
 			// where filtering the sources' edges by a membership test
 			// costs one probe per edge.
 			from = "SELECT * FROM edges WHERE workspace_id = ? AND " + pre(&args, ws) + in("source_id") + " AND +" + in("target_id")
-		case q.Direction == postgram.DirectionSource:
+		case q.Direction == driver.DirectionSource:
 			from = "SELECT * FROM edges WHERE workspace_id = ? AND " + pre(&args, ws) + in("source_id")
-		case q.Direction == postgram.DirectionTarget:
+		case q.Direction == driver.DirectionTarget:
 			from = "SELECT * FROM edges WHERE workspace_id = ? AND " + pre(&args, ws) + in("target_id")
 		default:
 			from = "SELECT * FROM edges WHERE workspace_id = ? AND " + pre(&args, ws) + in("source_id") +
@@ -257,7 +256,7 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([
 		return nil, fmt.Errorf("sqlite: find edges: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []postgram.Edge
+	var out []driver.Edge
 	for rows.Next() {
 		e, err := scanEdge(rows)
 		if err != nil {
@@ -271,7 +270,7 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([
 	if q.Limit <= 0 {
 		// ORDER BY ed.confidence DESC, ed.id: the ids are stored as
 		// canonical lower-case text, whose BINARY order is their bytes'.
-		slices.SortFunc(out, func(a, b postgram.Edge) int {
+		slices.SortFunc(out, func(a, b driver.Edge) int {
 			if c := cmp.Compare(b.Confidence, a.Confidence); c != 0 {
 				return c
 			}
@@ -281,7 +280,7 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([
 	return out, nil
 }
 
-var _ postgram.ExpandLevelStorage = (*Store)(nil)
+var _ driver.ExpandLevelStorage = (*Store)(nil)
 
 // ExpandLevel implements postgram.ExpandLevelStorage.
 //
@@ -302,7 +301,7 @@ var _ postgram.ExpandLevelStorage = (*Store)(nil)
 // ends, duplicates, filtered ends), k grows and the step runs again; once
 // k exceeds the number of incident edges nothing is cut and the answer is
 // the full one.
-func (s *Store) ExpandLevel(ctx context.Context, ws string, q postgram.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
+func (s *Store) ExpandLevel(ctx context.Context, ws string, q driver.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
 	if len(q.Frontier) == 0 {
 		return nil, false, nil
 	}
@@ -337,7 +336,7 @@ func expandCut(want int) int64 { return int64(want + want/4 + 16) }
 // filters are set. Each row is an edge among the k best: the other end, the
 // confidence and id that rank it, whether edges were cut, and whether the
 // filter admits the other end.
-func expandLevelSQL(ws string, q postgram.ExpandLevelQuery) (string, []any) {
+func expandLevelSQL(ws string, q driver.ExpandLevelQuery) (string, []any) {
 	args := []any{idsJSON(q.Frontier), ws, int64(0)}
 	var cond string
 	if len(q.Relations) > 0 {
@@ -442,7 +441,7 @@ const deleteDerivedSQL = "DELETE FROM edges WHERE workspace_id = ? AND origin_id
 // prepared once on the writer connection (through the statement cache), not
 // in every transaction: link-neighbors runs one per entity, and preparing
 // the upsert cost as much as running it.
-func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []postgram.Edge, audit *postgram.AuditEntry) (int, error) {
+func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []driver.Edge, audit *driver.AuditEntry) (int, error) {
 	metas := make([]string, len(edges))
 	for i, e := range edges {
 		m, err := metadataJSON(e.Metadata)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -134,9 +133,9 @@ type entAttr struct {
 	live    bool
 	rid     int64
 	id      uuid.UUID
-	typ     postgram.EntityType
-	status  postgram.Status
-	vis     postgram.Visibility
+	typ     driver.EntityType
+	status  driver.Status
+	vis     driver.Visibility
 	owner   string
 	tags    []string
 	role    *string // metadata.memory_role, nil when absent
@@ -184,7 +183,7 @@ func (ix *index) count() int {
 	return n
 }
 
-var errNotMigrated = fmt.Errorf("%w: the database has no Postgram schema yet; call Migrate", postgram.ErrUnavailable)
+var errNotMigrated = fmt.Errorf("%w: the database has no Postgram schema yet; call Migrate", driver.ErrUnavailable)
 
 func (ix *index) space(ws string) *space {
 	sp := ix.spaces[ws]
@@ -323,7 +322,7 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 		return "", a, fmt.Errorf("entity %q: %w", id, err)
 	}
 	a.live = true
-	a.typ, a.status, a.vis = postgram.EntityType(typ), postgram.Status(st), postgram.Visibility(vis)
+	a.typ, a.status, a.vis = driver.EntityType(typ), driver.Status(st), driver.Visibility(vis)
 	if tags != "[]" {
 		if err := json.Unmarshal([]byte(tags), &a.tags); err != nil {
 			return "", a, fmt.Errorf("tags of entity %s: %w", id, err)
@@ -717,7 +716,7 @@ func admits(f *driver.EntityFilter, a *entAttr) bool {
 	if len(f.Statuses) > 0 && !contains(f.Statuses, a.status) {
 		return false
 	}
-	if !f.IncludeArchived && !contains(f.Statuses, postgram.StatusArchived) && a.status == postgram.StatusArchived {
+	if !f.IncludeArchived && !contains(f.Statuses, driver.StatusArchived) && a.status == driver.StatusArchived {
 		return false
 	}
 	if len(f.Visibilities) > 0 && !contains(f.Visibilities, a.vis) {
@@ -734,7 +733,7 @@ func admits(f *driver.EntityFilter, a *entAttr) bool {
 	if f.MemoryRole != "" && (a.role == nil || *a.role != string(f.MemoryRole)) {
 		return false
 	}
-	if f.ClientScoped && a.role != nil && *a.role == string(postgram.RoleSessionContext) && a.client != f.ClientID {
+	if f.ClientScoped && a.role != nil && *a.role == string(driver.RoleSessionContext) && a.client != f.ClientID {
 		return false
 	}
 	if !f.UpdatedBefore.IsZero() && !(a.updated < micros(f.UpdatedBefore)) {

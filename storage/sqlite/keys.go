@@ -11,12 +11,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
 // auditInsert inserts an entry in a transaction (nothing when a is nil).
-func auditInsert(ctx context.Context, tx *sql.Tx, ws string, a *postgram.AuditEntry) error {
+func auditInsert(ctx context.Context, tx *sql.Tx, ws string, a *driver.AuditEntry) error {
 	if a == nil {
 		return nil
 	}
@@ -30,7 +29,7 @@ func auditInsert(ctx context.Context, tx *sql.Tx, ws string, a *postgram.AuditEn
 }
 
 // AppendAudit implements postgram.Storage.
-func (s *Store) AppendAudit(ctx context.Context, ws string, a *postgram.AuditEntry) error {
+func (s *Store) AppendAudit(ctx context.Context, ws string, a *driver.AuditEntry) error {
 	if err := s.write(ctx, func(tx *sql.Tx) error { return auditInsert(ctx, tx, ws, a) }); err != nil {
 		return fmt.Errorf("sqlite: append audit: %w", mapErr(err))
 	}
@@ -39,7 +38,7 @@ func (s *Store) AppendAudit(ctx context.Context, ws string, a *postgram.AuditEnt
 
 // PruneAudit implements postgram.Storage. The prune opens the gate of
 // migration 010's trigger inside its own transaction only.
-func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dryRun bool, audit *postgram.AuditEntry) (int, error) {
+func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dryRun bool, audit *driver.AuditEntry) (int, error) {
 	if dryRun {
 		var n int
 		err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM audit_log WHERE workspace_id = ? AND at < ?", ws, micros(before)).Scan(&n)
@@ -87,7 +86,7 @@ func withDeleted(details map[string]any, n int64) map[string]any {
 }
 
 // ListAudit implements postgram.Storage.
-func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter) ([]postgram.AuditEntry, error) {
+func (s *Store) ListAudit(ctx context.Context, ws string, f driver.AuditFilter) ([]driver.AuditEntry, error) {
 	args := []any{ws}
 	where := "workspace_id = ?"
 	if !f.Since.IsZero() {
@@ -113,9 +112,9 @@ func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter
 		return nil, fmt.Errorf("sqlite: list audit: %w", mapErr(err))
 	}
 	defer rows.Close()
-	out := []postgram.AuditEntry{}
+	out := []driver.AuditEntry{}
 	for rows.Next() {
-		var a postgram.AuditEntry
+		var a driver.AuditEntry
 		var id, details string
 		var at int64
 		if err := rows.Scan(&id, &at, &a.KeyID, &a.ClientID, &a.Operation, &a.EntityID, &details); err != nil {
@@ -138,8 +137,8 @@ func (s *Store) ListAudit(ctx context.Context, ws string, f postgram.AuditFilter
 
 const keyCols = `id, name, prefix, scopes, allowed_types, allowed_visibilities, client_id, created_at, revoked_at, last_used_at, expires_at`
 
-func scanKey(row scanner, extra ...any) (*postgram.APIKey, error) {
-	var k postgram.APIKey
+func scanKey(row scanner, extra ...any) (*driver.APIKey, error) {
+	var k driver.APIKey
 	var id, scopes, types, vis string
 	var created int64
 	var revoked, used, expires sql.NullInt64
@@ -153,11 +152,11 @@ func scanKey(row scanner, extra ...any) (*postgram.APIKey, error) {
 	if err := json.Unmarshal([]byte(scopes), &k.Scopes); err != nil {
 		return nil, err
 	}
-	k.AllowedTypes = []postgram.EntityType{}
+	k.AllowedTypes = []driver.EntityType{}
 	if err := json.Unmarshal([]byte(types), &k.AllowedTypes); err != nil {
 		return nil, err
 	}
-	k.AllowedVisibilities = []postgram.Visibility{}
+	k.AllowedVisibilities = []driver.Visibility{}
 	if err := json.Unmarshal([]byte(vis), &k.AllowedVisibilities); err != nil {
 		return nil, err
 	}
@@ -172,7 +171,7 @@ func scanKey(row scanner, extra ...any) (*postgram.APIKey, error) {
 }
 
 // CreateKey implements postgram.Storage.
-func (s *Store) CreateKey(ctx context.Context, ws string, k *postgram.APIKey, hash []byte, audit *postgram.AuditEntry) error {
+func (s *Store) CreateKey(ctx context.Context, ws string, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
 			return err
@@ -185,7 +184,7 @@ func (s *Store) CreateKey(ctx context.Context, ws string, k *postgram.APIKey, ha
 	return nil
 }
 
-func insertKey(ctx context.Context, tx *sql.Tx, ws string, k *postgram.APIKey, hash []byte) error {
+func insertKey(ctx context.Context, tx *sql.Tx, ws string, k *driver.APIKey, hash []byte) error {
 	var expires sql.NullInt64
 	if k.ExpiresAt != nil {
 		expires = sql.NullInt64{Int64: micros(*k.ExpiresAt), Valid: true}
@@ -199,7 +198,7 @@ func insertKey(ctx context.Context, tx *sql.Tx, ws string, k *postgram.APIKey, h
 
 // RotateKey implements postgram.Storage. The change-log trigger tells
 // every process sharing the file that the old key changed.
-func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *postgram.APIKey, hash []byte, audit *postgram.AuditEntry) error {
+func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1)
 			WHERE workspace_id = ?2 AND id = ?3 AND revoked_at IS NULL`, micros(oldExpires), ws, old.String())
@@ -209,7 +208,7 @@ func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpi
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return fmt.Errorf("api key %s (unrevoked): %w", old, postgram.ErrNotFound)
+			return fmt.Errorf("api key %s (unrevoked): %w", old, driver.ErrNotFound)
 		}
 		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
 			return err
@@ -217,7 +216,7 @@ func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpi
 		return auditInsert(ctx, tx, ws, audit)
 	})
 	if err != nil {
-		if errors.Is(err, postgram.ErrNotFound) {
+		if errors.Is(err, driver.ErrNotFound) {
 			return err
 		}
 		return fmt.Errorf("sqlite: rotate key: %w", mapErr(err))
@@ -226,11 +225,11 @@ func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpi
 }
 
 // KeyByHash implements postgram.Storage.
-func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*postgram.APIKey, []byte, error) {
+func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*driver.APIKey, []byte, error) {
 	var stored []byte
 	k, err := scanKey(s.queryRow(ctx, "SELECT "+keyCols+", key_hash FROM api_keys WHERE workspace_id = ? AND key_hash = ?", ws, hash), &stored)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, fmt.Errorf("api key: %w", postgram.ErrNotFound)
+		return nil, nil, fmt.Errorf("api key: %w", driver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite: look up key: %w", mapErr(err))
@@ -239,13 +238,13 @@ func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*postgra
 }
 
 // ListKeys implements postgram.Storage.
-func (s *Store) ListKeys(ctx context.Context, ws string) ([]postgram.APIKey, error) {
+func (s *Store) ListKeys(ctx context.Context, ws string) ([]driver.APIKey, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT "+keyCols+" FROM api_keys WHERE workspace_id = ? ORDER BY created_at DESC, id", ws)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list keys: %w", mapErr(err))
 	}
 	defer rows.Close()
-	out := []postgram.APIKey{}
+	out := []driver.APIKey{}
 	for rows.Next() {
 		k, err := scanKey(rows)
 		if err != nil {
@@ -262,7 +261,7 @@ func (s *Store) ListKeys(ctx context.Context, ws string) ([]postgram.APIKey, err
 // RevokeKey implements postgram.Storage. This store has no change feed,
 // so the library caches no verified key and every replica (every process
 // on the file) sees the revocation at its next authentication.
-func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *postgram.AuditEntry) error {
+func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *driver.AuditEntry) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE workspace_id = ? AND id = ?`,
 			micros(at), ws, id.String())
@@ -272,12 +271,12 @@ func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return fmt.Errorf("api key %s: %w", id, postgram.ErrNotFound)
+			return fmt.Errorf("api key %s: %w", id, driver.ErrNotFound)
 		}
 		return auditInsert(ctx, tx, ws, audit)
 	})
 	if err != nil {
-		if errors.Is(err, postgram.ErrNotFound) {
+		if errors.Is(err, driver.ErrNotFound) {
 			return err
 		}
 		return fmt.Errorf("sqlite: revoke key: %w", mapErr(err))
@@ -316,8 +315,8 @@ func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.T
 
 // Stats implements postgram.Storage. DatabaseBytes is the size of the
 // database file and its WAL.
-func (s *Store) Stats(ctx context.Context, ws string) (postgram.StoreStats, error) {
-	st := postgram.StoreStats{EntitiesByType: map[string]int{}, EntitiesByStatus: map[string]int{}}
+func (s *Store) Stats(ctx context.Context, ws string) (driver.StoreStats, error) {
+	st := driver.StoreStats{EntitiesByType: map[string]int{}, EntitiesByStatus: map[string]int{}}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return st, fmt.Errorf("sqlite: stats: %w", mapErr(err))

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -454,7 +453,7 @@ type features struct {
 type headFeatures struct {
 	pos  []uint16
 	len  int32
-	typ  postgram.EntityType
+	typ  driver.EntityType
 	tags []string
 }
 

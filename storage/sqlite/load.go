@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // Loading the index reads every embedding of the file: 200 MB for 50,000
@@ -472,9 +471,9 @@ func (l *entLoader) add(rid int64, ws, id, typ, status, vis, owner, tags string,
 		l.err = fmt.Errorf("entity %q: %w", id, err)
 		return
 	}
-	a.typ = interned(typ, postgram.EntityTypes)
-	a.status = interned(status, postgram.Statuses)
-	a.vis = interned(vis, postgram.Visibilities)
+	a.typ = interned(typ, driver.EntityTypes)
+	a.status = interned(status, driver.Statuses)
+	a.vis = interned(vis, driver.Visibilities)
 	if owner != "" {
 		a.owner = strings.Clone(owner)
 	}
@@ -482,7 +481,7 @@ func (l *entLoader) add(rid int64, ws, id, typ, status, vis, owner, tags string,
 		a.client = strings.Clone(client)
 	}
 	if role != nil {
-		r := string(interned(*role, []postgram.MemoryRole{postgram.RoleDurableMemory, postgram.RoleSessionContext}))
+		r := string(interned(*role, []driver.MemoryRole{driver.RoleDurableMemory, driver.RoleSessionContext}))
 		a.role = &r
 	}
 	if tags != "[]" {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -19,7 +18,7 @@ import (
 // form the expression indexes are built on.
 func metaExpr(k string) (string, error) {
 	if !driver.MetaKeyRE.MatchString(k) {
-		return "", fmt.Errorf("metadata key %q: %w", k, postgram.ErrInvalidArgument)
+		return "", fmt.Errorf("metadata key %q: %w", k, driver.ErrInvalidArgument)
 	}
 	return "(e.metadata ->> '$." + k + "')", nil
 }
@@ -30,7 +29,7 @@ func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, er
 	// A single type is an equality, so that the planner can walk an index
 	// that leads with it in order (entities_type_context for a task list by
 	// context) instead of sorting an IN list's rows.
-	var one postgram.EntityType
+	var one driver.EntityType
 	if len(f.Types) == 1 {
 		one, f.Types = f.Types[0], nil
 	}
@@ -58,7 +57,7 @@ func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, er
 			cond = x + " " + string(c.Op) + " ?"
 			*args = append(*args, c.Value)
 		default:
-			return "", fmt.Errorf("metadata operator %q: %w", c.Op, postgram.ErrInvalidArgument)
+			return "", fmt.Errorf("metadata operator %q: %w", c.Op, driver.ErrInvalidArgument)
 		}
 		if c.OrMissing {
 			cond = "(" + cond + " OR " + x + " IS NULL)"
@@ -69,7 +68,7 @@ func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, er
 }
 
 // FindEntities implements postgram.LifecycleStorage.
-func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilter, q driver.FindQuery, limit, offset int) ([]*postgram.Entity, int, error) {
+func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilter, q driver.FindQuery, limit, offset int) ([]*driver.Entity, int, error) {
 	args := []any{ws}
 	where, err := findSQL(f, q, &args)
 	if err != nil {
@@ -91,7 +90,7 @@ func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilt
 		return nil, 0, fmt.Errorf("sqlite: find entities: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []*postgram.Entity
+	var out []*driver.Entity
 	for rows.Next() {
 		e, err := scanEntity(rows)
 		if err != nil {
@@ -163,7 +162,7 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 				_, err = tx.ExecContext(ctx, `DELETE FROM edges WHERE workspace_id = ? AND origin_id = ?
 					AND source IN (SELECT value FROM json_each(?))`, ws, op.Retract.Origin.String(), stringsJSON(op.Retract.Sources))
 			default:
-				err = fmt.Errorf("batch op %d sets nothing: %w", i, postgram.ErrInvalidArgument)
+				err = fmt.Errorf("batch op %d sets nothing: %w", i, driver.ErrInvalidArgument)
 			}
 			if err != nil {
 				return err
@@ -175,25 +174,25 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 		return nil
 	})
 	if err != nil {
-		var ce *postgram.ConflictError
-		if errors.As(err, &ce) || errors.Is(err, postgram.ErrNotFound) || errors.Is(err, postgram.ErrInvalidArgument) {
+		var ce *driver.ConflictError
+		if errors.As(err, &ce) || errors.Is(err, driver.ErrNotFound) || errors.Is(err, driver.ErrInvalidArgument) {
 			return err
 		}
 		if isUniqueViolation(err) {
-			return fmt.Errorf("sqlite: write batch: %w: a row already exists", postgram.ErrConflict)
+			return fmt.Errorf("sqlite: write batch: %w: a row already exists", driver.ErrConflict)
 		}
 		return fmt.Errorf("sqlite: write batch: %w", mapErr(err))
 	}
 	return nil
 }
 
-func createTx(ctx context.Context, tx *sql.Tx, ws string, e *postgram.Entity, chunks []preparedChunk) error {
+func createTx(ctx context.Context, tx *sql.Tx, ws string, e *driver.Entity, chunks []preparedChunk) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return err
 	}
 	var queuedAt any
-	if e.EnrichmentStatus == postgram.StagePending {
+	if e.EnrichmentStatus == driver.StagePending {
 		queuedAt = micros(e.CreatedAt)
 	}
 	var rid int64
@@ -211,7 +210,7 @@ func createTx(ctx context.Context, tx *sql.Tx, ws string, e *postgram.Entity, ch
 	return insertChunks(ctx, tx, ws, e.ID, rid, chunks)
 }
 
-func updateTx(ctx context.Context, tx *sql.Tx, ws string, e *postgram.Entity, expected int64, rechunk bool, chunks []preparedChunk) error {
+func updateTx(ctx context.Context, tx *sql.Tx, ws string, e *driver.Entity, expected int64, rechunk bool, chunks []preparedChunk) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return err
@@ -237,12 +236,12 @@ func updateTx(ctx context.Context, tx *sql.Tx, ws string, e *postgram.Entity, ex
 	if errors.Is(err, sql.ErrNoRows) {
 		cur, err := scanEntity(tx.QueryRowContext(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = ? AND e.id = ?", ws, e.ID.String()))
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("entity %s: %w", e.ID, postgram.ErrNotFound)
+			return fmt.Errorf("entity %s: %w", e.ID, driver.ErrNotFound)
 		}
 		if err != nil {
 			return err
 		}
-		return &postgram.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
+		return &driver.ConflictError{ID: e.ID.String(), Expected: expected, Current: cur}
 	}
 	if err != nil {
 		return err

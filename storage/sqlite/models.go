@@ -6,19 +6,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // ListModels implements postgram.ModelStorage.
-func (s *Store) ListModels(ctx context.Context) ([]postgram.ModelRecord, error) {
+func (s *Store) ListModels(ctx context.Context) ([]driver.ModelRecord, error) {
 	rows, err := s.query(ctx, "SELECT id, provider, name, dimensions, is_active, created_at FROM embedding_models ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list models: %w", mapErr(err))
 	}
 	defer rows.Close()
-	var out []postgram.ModelRecord
+	var out []driver.ModelRecord
 	for rows.Next() {
-		var m postgram.ModelRecord
+		var m driver.ModelRecord
 		var created int64
 		if err := rows.Scan(&m.ID, &m.Provider, &m.Name, &m.Dimensions, &m.Active, &created); err != nil {
 			return nil, fmt.Errorf("sqlite: list models: %w", err)
@@ -35,7 +35,7 @@ func (s *Store) ListModels(ctx context.Context) ([]postgram.ModelRecord, error) 
 // ActivateModel implements postgram.ModelStorage. Vectors of every model
 // are kept (chunk_embeddings is keyed by model), so switching back to an
 // earlier model finds its old vectors where chunks did not change.
-func (s *Store) ActivateModel(ctx context.Context, m postgram.ModelInfo) (int64, error) {
+func (s *Store) ActivateModel(ctx context.Context, m driver.ModelInfo) (int64, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "UPDATE embedding_models SET is_active = 0 WHERE is_active"); err != nil {
@@ -56,7 +56,7 @@ func (s *Store) ActivateModel(ctx context.Context, m postgram.ModelInfo) (int64,
 }
 
 // QueueReembed implements postgram.ModelStorage.
-func (s *Store) QueueReembed(ctx context.Context, ws string, types []postgram.EntityType) (int, error) {
+func (s *Store) QueueReembed(ctx context.Context, ws string, types []driver.EntityType) (int, error) {
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE entities SET enrichment_status = 'pending', enrichment_attempts = 0, enrichment_error = '',

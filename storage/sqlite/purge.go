@@ -9,10 +9,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
-var _ postgram.PurgeStorage = (*Store)(nil)
+var _ driver.PurgeStorage = (*Store)(nil)
 
 // PurgeEntities implements postgram.PurgeStorage. The delete runs with
 // PRAGMA secure_delete on (SQLite overwrites the deleted cells and freed
@@ -20,8 +20,8 @@ var _ postgram.PurgeStorage = (*Store)(nil)
 // chunks, embeddings, edges (by either end or by origin), entity heads
 // and sync state with the entity, and log the change for every process's
 // in-memory indexes.
-func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, audit *postgram.AuditEntry) (postgram.PurgeCounts, error) {
-	var n postgram.PurgeCounts
+func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, audit *driver.AuditEntry) (driver.PurgeCounts, error) {
+	var n driver.PurgeCounts
 	if len(ids) == 0 {
 		return n, nil
 	}
@@ -69,7 +69,7 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 		return nil
 	})
 	if err != nil {
-		return postgram.PurgeCounts{}, fmt.Errorf("sqlite: purge: %w", mapErr(err))
+		return driver.PurgeCounts{}, fmt.Errorf("sqlite: purge: %w", mapErr(err))
 	}
 	return n, nil
 }
@@ -78,7 +78,7 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 // PRAGMA secure_delete on, and turns it off again afterwards.
 func (s *Store) secureWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if s.closed.Load() {
-		return fmt.Errorf("store is closed: %w", postgram.ErrUnavailable)
+		return fmt.Errorf("store is closed: %w", driver.ErrUnavailable)
 	}
 	c, err := s.w.Conn(ctx)
 	if err != nil {
@@ -117,7 +117,7 @@ func (s *Store) secureWrite(ctx context.Context, fn func(tx *sql.Tx) error) erro
 // retried for up to a minute.
 func (s *Store) ScrubDeleted(ctx context.Context) error {
 	if s.closed.Load() {
-		return fmt.Errorf("sqlite: scrub: store is closed: %w", postgram.ErrUnavailable)
+		return fmt.Errorf("sqlite: scrub: store is closed: %w", driver.ErrUnavailable)
 	}
 	c, err := s.w.Conn(ctx)
 	if err != nil {
@@ -141,7 +141,7 @@ func (s *Store) ScrubDeleted(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("sqlite: scrub: the WAL could not be truncated: other readers keep an old snapshot open: %w", postgram.ErrUnavailable)
+			return fmt.Errorf("sqlite: scrub: the WAL could not be truncated: other readers keep an old snapshot open: %w", driver.ErrUnavailable)
 		}
 		select {
 		case <-ctx.Done():

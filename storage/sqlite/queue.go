@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -126,7 +125,7 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 	blobs := make([][][]byte, len(done))
 	for i, r := range done {
 		if len(r.Vectors) != len(r.ChunkIDs) {
-			return fmt.Errorf("sqlite: complete embedding of %s: %d vectors for %d chunks: %w", r.EntityID, len(r.Vectors), len(r.ChunkIDs), postgram.ErrInvalidArgument)
+			return fmt.Errorf("sqlite: complete embedding of %s: %d vectors for %d chunks: %w", r.EntityID, len(r.Vectors), len(r.ChunkIDs), driver.ErrInvalidArgument)
 		}
 		blobs[i] = make([][]byte, len(r.Vectors))
 		for j, v := range r.Vectors {
@@ -173,11 +172,11 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 // finite components.
 func checkVector(v []float32, dims int) error {
 	if len(v) != dims {
-		return fmt.Errorf("%w: vector has %d dimensions, the model has %d", postgram.ErrInvalidArgument, len(v), dims)
+		return fmt.Errorf("%w: vector has %d dimensions, the model has %d", driver.ErrInvalidArgument, len(v), dims)
 	}
 	for _, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("%w: vector components must be finite", postgram.ErrInvalidArgument)
+			return fmt.Errorf("%w: vector components must be finite", driver.ErrInvalidArgument)
 		}
 	}
 	return nil
@@ -210,8 +209,8 @@ func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.Embe
 }
 
 // QueueStats implements postgram.Storage.
-func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter, maxAttempts, failureLimit int) (postgram.QueueStatus, error) {
-	var st postgram.QueueStatus
+func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter, maxAttempts, failureLimit int) (driver.QueueStatus, error) {
+	var st driver.QueueStatus
 	var ex driver.ExtractionQueue
 	var oldest sql.NullInt64
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -23,7 +22,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuer
 	}
 	if len(q.Vector) != m.Dimensions {
 		return driver.VectorResult{}, fmt.Errorf("sqlite: vector search: query has %d dimensions, model %s has %d: %w",
-			len(q.Vector), m.Name, m.Dimensions, postgram.ErrInvalidArgument)
+			len(q.Vector), m.Name, m.Dimensions, driver.ErrInvalidArgument)
 	}
 	res := driver.VectorResult{Plan: "exact"}
 	if err := s.idx.ensureFresh(ctx); err != nil {
@@ -225,8 +224,8 @@ func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64,
 }
 
 // EdgeSummaries implements postgram.Storage.
-func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]postgram.EdgeSummary, error) {
-	out := make(map[uuid.UUID]postgram.EdgeSummary, len(ids))
+func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]driver.EdgeSummary, error) {
+	out := make(map[uuid.UUID]driver.EdgeSummary, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}

@@ -23,7 +23,7 @@
 // file as a Postgram store. Open refuses, without writing to it, a file that
 // is not a SQLite database, a SQLite database of another application and a
 // store written by a newer Postgram. A full disk or an I/O error fails the
-// write with an error wrapping postgram.ErrUnavailable; SQLite rolls the
+// write with an error wrapping driver.ErrUnavailable; SQLite rolls the
 // transaction back and the file stays intact.
 //
 // All writes of a Store go through one connection (a pool of one), each in a
@@ -101,7 +101,6 @@ import (
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/writestate"
 )
@@ -196,7 +195,7 @@ type Store struct {
 	writeState writestate.Tracker
 
 	mu     sync.RWMutex
-	models map[int64]postgram.ModelInfo // by id
+	models map[int64]driver.ModelInfo // by id
 }
 
 var _ driver.Storage = (*Store)(nil)
@@ -209,7 +208,7 @@ var _ driver.Storage = (*Store)(nil)
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	cfg.defaults()
 	if strings.TrimSpace(cfg.Path) == "" {
-		return nil, fmt.Errorf("sqlite: %w", &postgram.FieldError{Field: "path", Message: "must name the database file"})
+		return nil, fmt.Errorf("sqlite: %w", &driver.FieldError{Field: "path", Message: "must name the database file"})
 	}
 	path, err := filepath.Abs(cfg.Path)
 	if err != nil {
@@ -234,7 +233,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: cannot create the database file %s: %w", path, err)
 	}
 	registerDriver()
-	s := &Store{cfg: cfg, path: path, log: cfg.Logger, models: map[int64]postgram.ModelInfo{}}
+	s := &Store{cfg: cfg, path: path, log: cfg.Logger, models: map[int64]driver.ModelInfo{}}
 	// Vet an existing database through a read-only connection before the
 	// writer switches it to WAL, which would modify a foreign file.
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
@@ -383,7 +382,7 @@ func (s *Store) Path() string { return s.path }
 // Ping implements postgram.Storage.
 func (s *Store) Ping(ctx context.Context) error {
 	if s.closed.Load() {
-		return fmt.Errorf("sqlite: store is closed: %w", postgram.ErrUnavailable)
+		return fmt.Errorf("sqlite: store is closed: %w", driver.ErrUnavailable)
 	}
 	var one int
 	if err := s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
@@ -495,7 +494,7 @@ func (s *Store) fillHeads(ctx context.Context) error {
 			}
 			type row struct {
 				rid int64
-				e   *postgram.Entity
+				e   *driver.Entity
 			}
 			var todo []row
 			for rows.Next() {
@@ -580,7 +579,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (current, latest int, err err
 // process's writes timed out.)
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if s.closed.Load() {
-		return fmt.Errorf("store is closed: %w", postgram.ErrUnavailable)
+		return fmt.Errorf("store is closed: %w", driver.ErrUnavailable)
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -648,13 +647,13 @@ func (s *Store) pruneChangeLog(ctx context.Context) {
 }
 
 // EnsureModel implements postgram.Storage.
-func (s *Store) EnsureModel(ctx context.Context, want postgram.ModelInfo) (int64, error) {
+func (s *Store) EnsureModel(ctx context.Context, want driver.ModelInfo) (int64, error) {
 	if want.Dimensions <= 0 || want.Name == "" {
-		return 0, &postgram.FieldError{Field: "embedding_model", Message: "needs a name and positive dimensions"}
+		return 0, &driver.FieldError{Field: "embedding_model", Message: "needs a name and positive dimensions"}
 	}
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		var cur postgram.ModelInfo
+		var cur driver.ModelInfo
 		err := tx.QueryRowContext(ctx, "SELECT id, provider, name, dimensions FROM embedding_models WHERE is_active").
 			Scan(&id, &cur.Provider, &cur.Name, &cur.Dimensions)
 		switch {
@@ -667,12 +666,12 @@ func (s *Store) EnsureModel(ctx context.Context, want postgram.ModelInfo) (int64
 			return err
 		}
 		if cur != want {
-			return &postgram.ModelMismatchError{Active: cur, Configured: want}
+			return &driver.ModelMismatchError{Active: cur, Configured: want}
 		}
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, postgram.ErrModelMismatch) {
+		if errors.Is(err, driver.ErrModelMismatch) {
 			return 0, err
 		}
 		return 0, fmt.Errorf("sqlite: ensure embedding model: %w", mapErr(err))
@@ -684,9 +683,9 @@ func (s *Store) EnsureModel(ctx context.Context, want postgram.ModelInfo) (int64
 }
 
 // ActiveModel implements postgram.Storage.
-func (s *Store) ActiveModel(ctx context.Context) (int64, postgram.ModelInfo, bool, error) {
+func (s *Store) ActiveModel(ctx context.Context) (int64, driver.ModelInfo, bool, error) {
 	var id int64
-	var m postgram.ModelInfo
+	var m driver.ModelInfo
 	err := s.r.QueryRowContext(ctx, "SELECT id, provider, name, dimensions FROM embedding_models WHERE is_active").
 		Scan(&id, &m.Provider, &m.Name, &m.Dimensions)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -702,7 +701,7 @@ func (s *Store) ActiveModel(ctx context.Context) (int64, postgram.ModelInfo, boo
 }
 
 // model returns a known model's info, loading it when needed.
-func (s *Store) model(ctx context.Context, id int64) (postgram.ModelInfo, error) {
+func (s *Store) model(ctx context.Context, id int64) (driver.ModelInfo, error) {
 	s.mu.RLock()
 	m, ok := s.models[id]
 	s.mu.RUnlock()
@@ -712,7 +711,7 @@ func (s *Store) model(ctx context.Context, id int64) (postgram.ModelInfo, error)
 	err := s.r.QueryRowContext(ctx, "SELECT provider, name, dimensions FROM embedding_models WHERE id = ?", id).
 		Scan(&m.Provider, &m.Name, &m.Dimensions)
 	if errors.Is(err, sql.ErrNoRows) {
-		return m, fmt.Errorf("sqlite: embedding model %d: %w", id, postgram.ErrNotFound)
+		return m, fmt.Errorf("sqlite: embedding model %d: %w", id, driver.ErrNotFound)
 	}
 	if err != nil {
 		return m, fmt.Errorf("sqlite: embedding model %d: %w", id, mapErr(err))
@@ -758,12 +757,12 @@ func mapErr(err error) error {
 	code, ok := sqliteCode(err)
 	if !ok {
 		if errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone) || strings.Contains(err.Error(), "database is closed") {
-			return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err, Public: "the database connection is closed"}
+			return &driver.BackendError{Kind: driver.ErrUnavailable, Err: err, Public: "the database connection is closed"}
 		}
 		return err
 	}
 	unavailable := func(public string) error {
-		return &postgram.BackendError{Kind: postgram.ErrUnavailable, Err: err, Public: public}
+		return &driver.BackendError{Kind: driver.ErrUnavailable, Err: err, Public: public}
 	}
 	switch code & 0xff {
 	case sqlite3.SQLITE_FULL:
@@ -778,7 +777,7 @@ func mapErr(err error) error {
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		return unavailable("the database file is damaged; restore it from a backup")
 	case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_RANGE:
-		return &postgram.BackendError{Kind: postgram.ErrInvalidArgument, Err: err, Public: "the database rejected a value"}
+		return &driver.BackendError{Kind: driver.ErrInvalidArgument, Err: err, Public: "the database rejected a value"}
 	case sqlite3.SQLITE_INTERRUPT:
 		return fmt.Errorf("%w: %v", context.Canceled, err)
 	}

@@ -67,7 +67,7 @@ func TestOpenErrors(t *testing.T) {
 
 	t.Run("EmptyPath", func(t *testing.T) {
 		_, err := sqlite.Open(ctx, sqlite.Config{})
-		if !errors.Is(err, postgram.ErrInvalidArgument) || postgram.FieldOf(err) != "path" {
+		if !errors.Is(err, postgram.ErrInvalidArgument) || driver.FieldOf(err) != "path" {
 			t.Fatalf("err = %v", err)
 		}
 	})

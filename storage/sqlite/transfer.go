@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -23,9 +22,9 @@ const (
 // ExportWorkspace implements postgram.TransferStorage. It reads in one read
 // transaction of a read connection (a WAL snapshot), page by page along
 // the (workspace_id, id) keys.
-func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*driver.EntityRecord) error, edge func(*postgram.Edge) error) error {
+func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*driver.EntityRecord) error, edge func(*driver.Edge) error) error {
 	if s.closed.Load() {
-		return fmt.Errorf("sqlite: export workspace: store is closed: %w", postgram.ErrUnavailable)
+		return fmt.Errorf("sqlite: export workspace: store is closed: %w", driver.ErrUnavailable)
 	}
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
@@ -60,7 +59,7 @@ func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, e
 		if err != nil {
 			return fmt.Errorf("sqlite: export edges: %w", mapErr(err))
 		}
-		var edges []postgram.Edge
+		var edges []driver.Edge
 		for rows.Next() {
 			e, err := scanEdge(rows)
 			if err != nil {
@@ -207,7 +206,7 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 		if len(skip) > 0 && !skipExisting {
 			for _, r := range recs {
 				if skip[r.Entity.ID] {
-					return fmt.Errorf("entity %s already exists in workspace %q: %w", r.Entity.ID, ws, postgram.ErrConflict)
+					return fmt.Errorf("entity %s already exists in workspace %q: %w", r.Entity.ID, ws, driver.ErrConflict)
 				}
 			}
 		}
@@ -237,7 +236,7 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 				meta = "{}"
 			}
 			var queuedAt any
-			if e.EnrichmentStatus == postgram.StagePending || e.EnrichmentStatus == postgram.StageFailed {
+			if e.EnrichmentStatus == driver.StagePending || e.EnrichmentStatus == driver.StageFailed {
 				queuedAt = t
 			}
 			var rid int64
@@ -265,11 +264,11 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, postgram.ErrConflict) {
+		if errors.Is(err, driver.ErrConflict) {
 			return 0, fmt.Errorf("sqlite: import entities: %w", err)
 		}
 		if isUniqueViolation(err) {
-			return 0, fmt.Errorf("sqlite: import entities: %w: an entity or chunk id already exists (%v)", postgram.ErrConflict, err)
+			return 0, fmt.Errorf("sqlite: import entities: %w: an entity or chunk id already exists (%v)", driver.ErrConflict, err)
 		}
 		return 0, fmt.Errorf("sqlite: import entities: %w", mapErr(err))
 	}
@@ -277,7 +276,7 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 }
 
 // ImportEdges implements postgram.TransferStorage.
-func (s *Store) ImportEdges(ctx context.Context, ws string, edges []postgram.Edge, skipExisting bool) (int, error) {
+func (s *Store) ImportEdges(ctx context.Context, ws string, edges []driver.Edge, skipExisting bool) (int, error) {
 	if len(edges) == 0 {
 		return 0, nil
 	}
@@ -307,7 +306,7 @@ func (s *Store) ImportEdges(ctx context.Context, ws string, edges []postgram.Edg
 			case errors.Is(err, sql.ErrNoRows):
 				if !skipExisting {
 					return fmt.Errorf("edge %s (%s -[%s]-> %s) already exists in workspace %q: %w",
-						e.ID, e.SourceID, e.Relation, e.TargetID, ws, postgram.ErrConflict)
+						e.ID, e.SourceID, e.Relation, e.TargetID, ws, driver.ErrConflict)
 				}
 			case err != nil:
 				return fmt.Errorf("edge %s: %w", e.ID, err)
@@ -318,7 +317,7 @@ func (s *Store) ImportEdges(ctx context.Context, ws string, edges []postgram.Edg
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, postgram.ErrConflict) {
+		if errors.Is(err, driver.ErrConflict) {
 			return 0, fmt.Errorf("sqlite: import edges: %w", err)
 		}
 		return 0, fmt.Errorf("sqlite: import edges: %w", mapErr(err))
@@ -328,7 +327,7 @@ func (s *Store) ImportEdges(ctx context.Context, ws string, edges []postgram.Edg
 
 // withMetadata returns e with its metadata decoded from raw (an export
 // record keeps it apart), for what is derived from it (the head).
-func withMetadata(e *postgram.Entity, raw json.RawMessage) *postgram.Entity {
+func withMetadata(e *driver.Entity, raw json.RawMessage) *driver.Entity {
 	if e.Metadata != nil || len(raw) == 0 {
 		return e
 	}

@@ -60,7 +60,7 @@ func PurgeFixture(t *testing.T, c *postgram.Client) uuid.UUID {
 
 func testPurge(t *testing.T, open Opener) {
 	e := newEnv(t, open)
-	if _, ok := e.store.(postgram.PurgeStorage); !ok {
+	if _, ok := e.store.(driver.PurgeStorage); !ok {
 		t.Fatalf("%s does not implement postgram.PurgeStorage", e.store.Name())
 	}
 	id := PurgeFixture(t, e.c)
