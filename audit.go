@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 func (c *Client) auditEntry(op, entityID string, details map[string]any) *AuditEntry {
@@ -25,9 +27,9 @@ func (a *Admin) RecordAudit(ctx context.Context, by *Principal, op string, detai
 		c = c.as(*by)
 	}
 	if op == "" {
-		return invalid("operation", "must not be empty")
+		return validate.Invalid("operation", "must not be empty")
 	}
-	if err := validateShort("operation", op, 200); err != nil {
+	if err := validate.Short("operation", op, 200); err != nil {
 		return err
 	}
 	if err := c.store.AppendAudit(ctx, c.ws, c.auditEntry(op, "", details)); err != nil {
@@ -40,15 +42,15 @@ func (a *Admin) RecordAudit(ctx context.Context, by *Principal, op string, detai
 func (a *Admin) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	c := a.c
 	if f.Limit < 0 || f.Limit > 10000 {
-		return nil, invalid("limit", "must be between 1 and 10000")
+		return nil, validate.Invalid("limit", "must be between 1 and 10000")
 	}
 	if f.Limit == 0 {
 		f.Limit = 100
 	}
-	if err := validateShort("operation", f.Operation, 200); err != nil {
+	if err := validate.Short("operation", f.Operation, 200); err != nil {
 		return nil, err
 	}
-	if err := validateShort("key_id", f.KeyID, 200); err != nil {
+	if err := validate.Short("key_id", f.KeyID, 200); err != nil {
 		return nil, err
 	}
 	return c.store.ListAudit(ctx, c.ws, f)
@@ -62,11 +64,11 @@ func (a *Admin) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) 
 func (a *Admin) PruneAudit(ctx context.Context, before time.Time, dryRun bool) (int, error) {
 	c := a.c
 	if before.IsZero() {
-		return 0, invalid("before", "is required: entries older than this time are deleted")
+		return 0, validate.Invalid("before", "is required: entries older than this time are deleted")
 	}
 	before = before.UTC().Truncate(time.Microsecond)
 	if before.After(c.now()) {
-		return 0, invalid("before", "%s is in the future; the cut-off must not be later than now", before.Format(time.RFC3339))
+		return 0, validate.Invalid("before", "%s is in the future; the cut-off must not be later than now", before.Format(time.RFC3339))
 	}
 	audit := c.auditEntry("audit.prune", "", map[string]any{"before": before.Format(time.RFC3339Nano)})
 	n, err := c.store.PruneAudit(ctx, c.ws, before, dryRun, audit)

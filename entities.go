@@ -12,6 +12,7 @@ import (
 
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/chunk"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // chunksFor splits content into chunk rows with fresh ids.
@@ -59,7 +60,7 @@ func (c *Client) newEntity(in StoreInput) (*Entity, error) {
 	if err := validateType("type", in.Type); err != nil {
 		return nil, err
 	}
-	if err := validateContent("content", in.Content, true); err != nil {
+	if err := validate.Content("content", in.Content, true); err != nil {
 		return nil, err
 	}
 	if in.Visibility == "" {
@@ -77,13 +78,13 @@ func (c *Client) newEntity(in StoreInput) (*Entity, error) {
 	if err := validateStatus("status", in.Status); err != nil {
 		return nil, err
 	}
-	if err := validateShort("owner", in.Owner, MaxOwnerLen); err != nil {
+	if err := validate.Short("owner", in.Owner, MaxOwnerLen); err != nil {
 		return nil, err
 	}
-	if err := validateShort("source", in.Source, MaxSourceLen); err != nil {
+	if err := validate.Short("source", in.Source, MaxSourceLen); err != nil {
 		return nil, err
 	}
-	tags, err := normalizeTags("tags", in.Tags)
+	tags, err := validate.Tags("tags", in.Tags)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 		return nil, err
 	}
 	if in.Version < 1 {
-		return nil, invalid("version", "must be the entity's current version (a positive integer)")
+		return nil, validate.Invalid("version", "must be the entity's current version (a positive integer)")
 	}
 	cur, err := c.get(ctx, id)
 	if err != nil {
@@ -166,7 +167,7 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 	next := cur.Clone()
 	rechunk := false
 	if in.Content != nil {
-		if err := validateContent("content", *in.Content, true); err != nil {
+		if err := validate.Content("content", *in.Content, true); err != nil {
 			return nil, err
 		}
 		if *in.Content != cur.Content {
@@ -187,19 +188,19 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 		next.Status = *in.Status
 	}
 	if in.Owner != nil {
-		if err := validateShort("owner", *in.Owner, MaxOwnerLen); err != nil {
+		if err := validate.Short("owner", *in.Owner, MaxOwnerLen); err != nil {
 			return nil, err
 		}
 		next.Owner = *in.Owner
 	}
 	if in.Source != nil {
-		if err := validateShort("source", *in.Source, MaxSourceLen); err != nil {
+		if err := validate.Short("source", *in.Source, MaxSourceLen); err != nil {
 			return nil, err
 		}
 		next.Source = *in.Source
 	}
 	if in.Tags != nil {
-		tags, err := normalizeTags("tags", *in.Tags)
+		tags, err := validate.Tags("tags", *in.Tags)
 		if err != nil {
 			return nil, err
 		}
@@ -356,10 +357,10 @@ func (c *Client) BulkArchive(ctx context.Context, ids []string) ([]BulkResult, e
 		return nil, err
 	}
 	if len(ids) == 0 {
-		return nil, invalid("ids", "must list at least one id")
+		return nil, validate.Invalid("ids", "must list at least one id")
 	}
 	if len(ids) > MaxBulkIDs {
-		return nil, invalid("ids", "has %d ids; the maximum is %d", len(ids), MaxBulkIDs)
+		return nil, validate.Invalid("ids", "has %d ids; the maximum is %d", len(ids), MaxBulkIDs)
 	}
 	out := make([]BulkResult, len(ids))
 	for i, s := range ids {
@@ -428,13 +429,13 @@ func buildFilter(types []EntityType, statuses []Status, vis []Visibility, owner 
 			return f, err
 		}
 	}
-	if err := validateShort("owner", owner, MaxOwnerLen); err != nil {
+	if err := validate.Short("owner", owner, MaxOwnerLen); err != nil {
 		return f, err
 	}
 	if role != "" && !role.Valid() {
-		return f, invalid("memory_role", "%q is not one of durable_memory, session_context", truncate(string(role), 40))
+		return f, validate.Invalid("memory_role", "%q is not one of durable_memory, session_context", validate.Truncate(string(role), 40))
 	}
-	nt, err := normalizeTags("tags", tags)
+	nt, err := validate.Tags("tags", tags)
 	if err != nil {
 		return f, err
 	}
@@ -451,13 +452,13 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (*ListPage, error) 
 		return nil, err
 	}
 	if opts.Limit < 0 || opts.Limit > MaxListLimit {
-		return nil, invalid("limit", "must be between 1 and %d", MaxListLimit)
+		return nil, validate.Invalid("limit", "must be between 1 and %d", MaxListLimit)
 	}
 	if opts.Limit == 0 {
 		opts.Limit = DefaultListLimit
 	}
 	if opts.Offset < 0 || opts.Offset > 1_000_000 {
-		return nil, invalid("offset", "must be between 0 and 1000000")
+		return nil, validate.Invalid("offset", "must be between 0 and 1000000")
 	}
 	f, err := buildFilter(opts.Types, opts.Statuses, opts.Visibilities, opts.Owner, opts.Tags, opts.MemoryRole, opts.IncludeArchived)
 	if err != nil {
@@ -491,7 +492,7 @@ func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus
 		return QueueStatus{}, err
 	}
 	if failureLimit < 0 || failureLimit > 100 {
-		return QueueStatus{}, invalid("failure_limit", "must be between 0 and 100")
+		return QueueStatus{}, validate.Invalid("failure_limit", "must be between 0 and 100")
 	}
 	// Counts and failures cover what the caller may see (archived entities
 	// included, as Recall shows them); an administrator sees everything.

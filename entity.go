@@ -3,9 +3,9 @@ package postgram
 import (
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // StoreInput is what Store accepts. Zero values take defaults: visibility
@@ -41,94 +41,30 @@ type UpdateInput struct {
 func ParseID(field, s string) (uuid.UUID, error) {
 	id, err := uuid.Parse(strings.TrimSpace(s))
 	if err != nil || len(strings.TrimSpace(s)) != 36 {
-		return uuid.Nil, invalid(field, "%q is not a UUID", truncate(s, 64))
+		return uuid.Nil, validate.Invalid(field, "%q is not a UUID", validate.Truncate(s, 64))
 	}
 	return id, nil
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func validateContent(field, s string, required bool) error {
-	if !utf8.ValidString(s) {
-		return invalid(field, "must be valid UTF-8")
-	}
-	if len(s) > MaxContentBytes {
-		return invalid(field, "is %d bytes; the maximum is %d", len(s), MaxContentBytes)
-	}
-	if strings.ContainsRune(s, 0) {
-		return invalid(field, "must not contain NUL bytes")
-	}
-	if required && strings.TrimSpace(s) == "" {
-		return invalid(field, "must not be empty")
-	}
-	return nil
-}
-
 func validateType(field string, t EntityType) error {
 	if !t.Valid() {
-		return invalid(field, "%q is not one of memory, person, project, task, interaction, document", truncate(string(t), 40))
+		return validate.Invalid(field, "%q is not one of memory, person, project, task, interaction, document", validate.Truncate(string(t), 40))
 	}
 	return nil
 }
 
 func validateVisibility(field string, v Visibility) error {
 	if !v.Valid() {
-		return invalid(field, "%q is not one of personal, work, shared", truncate(string(v), 40))
+		return validate.Invalid(field, "%q is not one of personal, work, shared", validate.Truncate(string(v), 40))
 	}
 	return nil
 }
 
 func validateStatus(field string, s Status) error {
 	if !s.Valid() {
-		return invalid(field, "%q is not one of active, done, archived, inbox, next, waiting, scheduled, someday", truncate(string(s), 40))
+		return validate.Invalid(field, "%q is not one of active, done, archived, inbox, next, waiting, scheduled, someday", validate.Truncate(string(s), 40))
 	}
 	return nil
-}
-
-func validateShort(field, s string, max int) error {
-	if !utf8.ValidString(s) {
-		return invalid(field, "must be valid UTF-8")
-	}
-	if len(s) > max {
-		return invalid(field, "is %d bytes; the maximum is %d", len(s), max)
-	}
-	if strings.ContainsRune(s, 0) {
-		return invalid(field, "must not contain NUL bytes")
-	}
-	return nil
-}
-
-// normalizeTags validates tags and returns them trimmed and de-duplicated,
-// in first-seen order.
-func normalizeTags(field string, tags []string) ([]string, error) {
-	if len(tags) > MaxTags {
-		return nil, invalid(field, "has %d tags; the maximum is %d", len(tags), MaxTags)
-	}
-	out := make([]string, 0, len(tags))
-	seen := make(map[string]bool, len(tags))
-	for i, t := range tags {
-		t = strings.TrimSpace(t)
-		f := field + "[" + itoa(i) + "]"
-		if t == "" {
-			return nil, invalid(f, "must not be empty")
-		}
-		if err := validateShort(f, t, MaxTagLen); err != nil {
-			return nil, err
-		}
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out, nil
 }
 
 func validateMetadata(field string, m map[string]any) error {
@@ -139,22 +75,22 @@ func validateMetadata(field string, m map[string]any) error {
 	// (SQLite refuses beyond 1,000 levels, PostgreSQL stores thousands),
 	// so the library draws the line for both.
 	if tooDeep(m, 1) {
-		return invalid(field, "nests objects and arrays more than %d levels deep; flatten it", MaxMetadataDepth)
+		return validate.Invalid(field, "nests objects and arrays more than %d levels deep; flatten it", MaxMetadataDepth)
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return invalid(field, "is not representable as JSON: %v", err)
+		return validate.Invalid(field, "is not representable as JSON: %v", err)
 	}
 	if len(b) > MaxMetadataBytes {
-		return invalid(field, "is %d bytes of JSON; the maximum is %d", len(b), MaxMetadataBytes)
+		return validate.Invalid(field, "is %d bytes of JSON; the maximum is %d", len(b), MaxMetadataBytes)
 	}
 	if strings.Contains(string(b), `\u0000`) {
-		return invalid(field, "must not contain NUL characters")
+		return validate.Invalid(field, "must not contain NUL characters")
 	}
 	if r, ok := m["memory_role"]; ok && r != nil {
 		s, ok := r.(string)
 		if !ok || !MemoryRole(s).Valid() {
-			return invalid(field+".memory_role", "must be durable_memory or session_context")
+			return validate.Invalid(field+".memory_role", "must be durable_memory or session_context")
 		}
 	}
 	return nil

@@ -1,12 +1,15 @@
 package postgram
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // ReextractRequest selects entities to queue for extraction again
@@ -49,7 +52,7 @@ type ReextractResult struct {
 func (a *Admin) Reextract(ctx context.Context, req ReextractRequest) (*ReextractResult, error) {
 	c := a.c
 	if !req.All && req.Type == "" && len(req.IDs) == 0 {
-		return nil, invalid("scope", "name --all, --type or --id")
+		return nil, validate.Invalid("scope", "name --all, --type or --id")
 	}
 	if req.Type != "" {
 		if err := validateType("type", req.Type); err != nil {
@@ -57,16 +60,16 @@ func (a *Admin) Reextract(ctx context.Context, req ReextractRequest) (*Reextract
 		}
 	}
 	if req.Limit < 0 {
-		return nil, invalid("limit", "must not be negative")
+		return nil, validate.Invalid("limit", "must not be negative")
 	}
-	if err := validateShort("provider", req.Override.Provider, 40); err != nil {
+	if err := validate.Short("provider", req.Override.Provider, 40); err != nil {
 		return nil, err
 	}
-	if err := validateShort("model", req.Override.Model, 200); err != nil {
+	if err := validate.Short("model", req.Override.Model, 200); err != nil {
 		return nil, err
 	}
 	if req.Override != (ExtractOverride{}) && !req.DryRun && c.cfg.Extraction.ForOverride == nil && c.cfg.Extraction.Extractor != nil {
-		return nil, invalid("provider", "this client cannot build an extractor for another provider or model")
+		return nil, validate.Invalid("provider", "this client cannot build an extractor for another provider or model")
 	}
 	keep := func(e *Entity) bool {
 		if e.Status == StatusArchived || isPlaceholder(e) || !c.extractable(e) {
@@ -90,7 +93,7 @@ func (a *Admin) Reextract(ctx context.Context, req ReextractRequest) (*Reextract
 		for i, id := range req.IDs {
 			e, ok := found[id]
 			if !ok {
-				return nil, invalid(fmt.Sprintf("id[%d]", i), "entity %s does not exist", id)
+				return nil, validate.Invalid(fmt.Sprintf("id[%d]", i), "entity %s does not exist", id)
 			}
 			if keep(e) {
 				picked = append(picked, e)
@@ -168,35 +171,9 @@ func (a *Admin) Reextract(ctx context.Context, req ReextractRequest) (*Reextract
 	return res, nil
 }
 
-// EdgeJudge decides whether an edge is supported by the content it was
-// extracted from (pgm-admin validate-edges). NewLLMJudge makes one from
-// any LLM.
-type EdgeJudge interface {
-	JudgeEdge(ctx context.Context, c EdgeClaim) (EdgeVerdict, error)
-}
-
-// EdgeClaim is an edge put to an EdgeJudge.
-type EdgeClaim struct {
-	Relation   string     `json:"relation"`
-	SourceName string     `json:"source_name"`
-	SourceType EntityType `json:"source_type"`
-	TargetName string     `json:"target_name"`
-	TargetType EntityType `json:"target_type"`
-	// Content is the text the edge was extracted from (its origin's
-	// content, else the source entity's).
-	Content string `json:"content"`
-}
-
-// EdgeVerdict is an EdgeJudge's answer.
-type EdgeVerdict struct {
-	Valid      bool    `json:"valid"`
-	Confidence float64 `json:"confidence"`
-	Reason     string  `json:"reason"`
-}
-
 // ValidateEdgesRequest configures ValidateEdges.
 type ValidateEdgesRequest struct {
-	Judge EdgeJudge
+	Judge llm.EdgeJudge
 	// Sources are the edge sources judged; default llm-extraction. Manual
 	// edges are never judged.
 	Sources []string
@@ -214,10 +191,10 @@ type ValidateEdgesRequest struct {
 
 // ValidatedEdge is one judged edge.
 type ValidatedEdge struct {
-	Edge    Edge        `json:"edge"`
-	Verdict EdgeVerdict `json:"verdict"`
-	Action  string      `json:"action"` // kept, removed, failed
-	Error   string      `json:"error,omitempty"`
+	Edge    Edge            `json:"edge"`
+	Verdict llm.EdgeVerdict `json:"verdict"`
+	Action  string          `json:"action"` // kept, removed, failed
+	Error   string          `json:"error,omitempty"`
 }
 
 // ValidateEdgesResult reports ValidateEdges.
@@ -240,33 +217,33 @@ const metaLastValidated = "last_validated_at"
 func (a *Admin) ValidateEdges(ctx context.Context, req ValidateEdgesRequest) (*ValidateEdgesResult, error) {
 	c := a.c
 	if req.Judge == nil {
-		return nil, invalid("judge", "validate-edges needs an extraction LLM (EXTRACTION_ENABLED and EXTRACTION_PROVIDER)")
+		return nil, validate.Invalid("judge", "validate-edges needs an extraction LLM (EXTRACTION_ENABLED and EXTRACTION_PROVIDER)")
 	}
 	if len(req.Sources) == 0 {
 		req.Sources = []string{EdgeSourceLLM}
 	}
 	for i, s := range req.Sources {
 		if s == EdgeSourceManual {
-			return nil, invalid(fmt.Sprintf("source[%d]", i), "manual edges are never judged by an LLM")
+			return nil, validate.Invalid(fmt.Sprintf("source[%d]", i), "manual edges are never judged by an LLM")
 		}
 	}
 	if req.MinConfidence == 0 {
 		req.MinConfidence = 0.4
 	}
 	if req.MinConfidence < 0 || req.MinConfidence > 1 {
-		return nil, invalid("min_confidence", "must be between 0 and 1")
+		return nil, validate.Invalid("min_confidence", "must be between 0 and 1")
 	}
 	if req.SkipValidatedWithin == 0 {
 		req.SkipValidatedWithin = 7 * 24 * time.Hour
 	}
 	if req.SkipValidatedWithin < 0 {
-		return nil, invalid("skip_validated_days", "must not be negative")
+		return nil, validate.Invalid("skip_validated_days", "must not be negative")
 	}
 	if req.Limit == 0 {
 		req.Limit = 100
 	}
 	if req.Limit < 1 || req.Limit > 10_000 {
-		return nil, invalid("limit", "must be between 1 and 10000")
+		return nil, validate.Invalid("limit", "must be between 1 and 10000")
 	}
 	edges, err := c.graph().FindEdges(ctx, c.ws, driver.EdgeQuery{Sources: req.Sources})
 	if err != nil {
@@ -322,19 +299,19 @@ func (a *Admin) ValidateEdges(ctx context.Context, req ValidateEdgesRequest) (*V
 			content = ents[*e.OriginID].Content
 		}
 		item := ValidatedEdge{Edge: e}
-		v, err := req.Judge.JudgeEdge(ctx, EdgeClaim{Relation: e.Relation, SourceName: DisplayName(src), SourceType: src.Type,
+		v, err := req.Judge.JudgeEdge(ctx, llm.EdgeClaim{Relation: e.Relation, SourceName: DisplayName(src), SourceType: src.Type,
 			TargetName: DisplayName(dst), TargetType: dst.Type, Content: content})
 		res.Judged++
 		switch {
 		case err != nil:
-			item.Action, item.Error = "failed", truncate(err.Error(), 500)
+			item.Action, item.Error = "failed", validate.Truncate(err.Error(), 500)
 			res.Failed++
 		case !v.Valid || v.Confidence < req.MinConfidence:
 			item.Verdict, item.Action = v, "removed"
 			res.Removed++
 			if !req.DryRun {
 				audit := c.auditEntry("edge.validate.remove", e.ID.String(), map[string]any{
-					"relation": e.Relation, "confidence": v.Confidence, "reason": truncate(v.Reason, 500)})
+					"relation": e.Relation, "confidence": v.Confidence, "reason": validate.Truncate(v.Reason, 500)})
 				if _, err := c.graph().DeleteEdges(ctx, c.ws, []uuid.UUID{e.ID}, audit); err != nil {
 					return res, fmt.Errorf("validate edges: %w", err)
 				}
@@ -350,7 +327,7 @@ func (a *Admin) ValidateEdges(ctx context.Context, req ValidateEdgesRequest) (*V
 				}
 				ne.Metadata[metaLastValidated] = c.now().Format(time.RFC3339Nano)
 				ne.Metadata["validation_confidence"] = v.Confidence
-				ne.Metadata["validation_reason"] = truncate(v.Reason, 500)
+				ne.Metadata["validation_reason"] = validate.Truncate(v.Reason, 500)
 				ne.UpdatedAt = c.now()
 				if _, err := c.graph().UpsertEdges(ctx, c.ws, []Edge{ne}, nil); err != nil {
 					return res, fmt.Errorf("validate edges: %w", err)

@@ -1,6 +1,8 @@
 package postgram
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // MemoryExtractionMode says which memories the extraction worker reads
@@ -39,9 +42,8 @@ func (m MemoryExtractionMode) Valid() bool {
 	return false
 }
 
-// Auto-created placeholder entities carry this tag and metadata.
+// Auto-created placeholder entities carry TagAutoCreated and this metadata.
 const (
-	TagAutoCreated      = "auto-created"
 	metaAutoCreatedBy   = "auto_created_by"
 	metaSourceEntityID  = "source_entity_id"
 	metaSkipExtraction  = "skip_extraction"
@@ -60,11 +62,11 @@ var DefaultAutoCreateTypes = []EntityType{TypePerson, TypeProject, TypeInteracti
 type ExtractionConfig struct {
 	// Extractor reads entities and returns relations (EXTRACTION_PROVIDER,
 	// EXTRACTION_MODEL).
-	Extractor Extractor
+	Extractor llm.Extractor
 	// ForOverride returns the extractor for a per-entity provider/model
 	// override (pgm-admin improve-graph). Nil: an entity queued with an
 	// override fails with an error saying so.
-	ForOverride func(ExtractOverride) (Extractor, error)
+	ForOverride func(ExtractOverride) (llm.Extractor, error)
 	// MemoryMode selects which memories are extracted. Default embed_only.
 	MemoryMode MemoryExtractionMode
 	// AutoCreate creates placeholder entities for names that resolve to no
@@ -103,18 +105,18 @@ func (x *ExtractionConfig) defaults() {
 
 func (x *ExtractionConfig) validate() error {
 	if !x.MemoryMode.Valid() {
-		return invalid("extraction.memory_mode", "%q is not embed_only, extract_durable or extract_all", truncate(string(x.MemoryMode), 40))
+		return validate.Invalid("extraction.memory_mode", "%q is not embed_only, extract_durable or extract_all", validate.Truncate(string(x.MemoryMode), 40))
 	}
 	for i, t := range x.AutoCreateTypes {
 		if !t.Valid() {
-			return invalid(fmt.Sprintf("extraction.auto_create_types[%d]", i), "%q is not an entity type", truncate(string(t), 40))
+			return validate.Invalid(fmt.Sprintf("extraction.auto_create_types[%d]", i), "%q is not an entity type", validate.Truncate(string(t), 40))
 		}
 	}
 	if x.AutoCreateMinConfidence < 0 || x.AutoCreateMinConfidence > 1 {
-		return invalid("extraction.auto_create_min_confidence", "must be between 0 and 1")
+		return validate.Invalid("extraction.auto_create_min_confidence", "must be between 0 and 1")
 	}
 	if x.Concurrency < 1 || x.Concurrency > 64 {
-		return invalid("extraction.concurrency", "must be between 1 and 64")
+		return validate.Invalid("extraction.concurrency", "must be between 1 and 64")
 	}
 	if x.SemanticNeighbors {
 		n := x.Neighbors
@@ -264,7 +266,7 @@ func (c *core) extractJob(ctx context.Context, j driver.ExtractJob) (ExtractStat
 			return ctx.Err()
 		}
 		st.Failed++
-		msg := truncate(cause.Error(), 1000)
+		msg := validate.Truncate(cause.Error(), 1000)
 		retryAt := c.now().Add(w.RetryBackoff)
 		var ra interface{ RetryAfter() time.Duration }
 		if errors.As(cause, &ra) && ra.RetryAfter() > w.RetryBackoff {
@@ -289,11 +291,11 @@ func (c *core) extractJob(ctx context.Context, j driver.ExtractJob) (ExtractStat
 		if err != nil {
 			return st, fail(err)
 		}
-		out, err := ex.Extract(ctx, ExtractInput{Type: e.Type, Name: DisplayName(e), Content: e.Content})
+		out, err := ex.Extract(ctx, llm.ExtractInput{Type: e.Type, Name: DisplayName(e), Content: e.Content})
 		if err != nil {
 			return st, fail(err)
 		}
-		if out.Info == (ExtractorInfo{}) {
+		if out.Info == (llm.ExtractorInfo{}) {
 			out.Info = ex.Info()
 		}
 		if err := c.buildExtraction(ctx, e, out, &res); err != nil {
@@ -336,7 +338,7 @@ func (c *core) extractJob(ctx context.Context, j driver.ExtractJob) (ExtractStat
 }
 
 // extractorFor returns the configured extractor, or the override's.
-func (c *core) extractorFor(o ExtractOverride) (Extractor, error) {
+func (c *core) extractorFor(o ExtractOverride) (llm.Extractor, error) {
 	x := &c.cfg.Extraction
 	if o == (ExtractOverride{}) {
 		return x.Extractor, nil
@@ -358,7 +360,7 @@ func (c *core) extractorFor(o ExtractOverride) (Extractor, error) {
 func DisplayName(e *Entity) string {
 	for _, k := range []string{"title", "name"} {
 		if s, ok := e.Metadata[k].(string); ok && strings.TrimSpace(s) != "" {
-			return truncate(cleanName(s), 120)
+			return validate.Truncate(validate.CleanName(s), 120)
 		}
 	}
 	line := e.Content
@@ -366,7 +368,7 @@ func DisplayName(e *Entity) string {
 		line = line[:i]
 	}
 	line = strings.TrimLeft(strings.TrimSpace(line), "# ")
-	return truncate(cleanName(line), 120)
+	return validate.Truncate(validate.CleanName(line), 120)
 }
 
 // buildExtraction resolves the extraction's names to entities (the entity
@@ -374,29 +376,29 @@ func DisplayName(e *Entity) string {
 // case-insensitive name or alias; auto-created placeholders when allowed)
 // and fills res with the edges and creations. Relations whose ends do not
 // resolve are dropped; self-loops too.
-func (c *core) buildExtraction(ctx context.Context, e *Entity, out *Extraction, res *driver.ExtractResult) error {
+func (c *core) buildExtraction(ctx context.Context, e *Entity, out *llm.Extraction, res *driver.ExtractResult) error {
 	x := &c.cfg.Extraction
-	selfKey := nameKey(DisplayName(e))
+	selfKey := validate.NameKey(DisplayName(e))
 	types := map[string]EntityType{} // name key -> type the model gave
 	for _, en := range out.Entities {
-		k := nameKey(en.Name)
+		k := validate.NameKey(en.Name)
 		if _, ok := types[k]; !ok {
 			types[k] = en.Type
 		}
 	}
-	isSelf := func(k string) bool { return k == strings.ToLower(SelfName) || (selfKey != "" && k == selfKey) }
+	isSelf := func(k string) bool { return k == strings.ToLower(llm.SelfName) || (selfKey != "" && k == selfKey) }
 	best := map[string]float64{} // name key -> highest confidence among its relations
 	display := map[string]string{}
 	var keys []string
 	for _, r := range out.Relations {
 		for _, n := range []string{r.Source, r.Target} {
-			k := nameKey(n)
+			k := validate.NameKey(n)
 			if isSelf(k) {
 				continue
 			}
 			if _, ok := best[k]; !ok {
 				keys = append(keys, k)
-				display[k] = cleanName(n)
+				display[k] = validate.CleanName(n)
 			}
 			best[k] = max(best[k], r.Confidence)
 		}
@@ -451,7 +453,7 @@ func (c *core) buildExtraction(ctx context.Context, e *Entity, out *Extraction, 
 				Status: status, Tags: []string{TagAutoCreated}, Source: EdgeSourceLLM,
 				Metadata: map[string]any{metaAutoCreatedBy: EdgeSourceLLM, metaSourceEntityID: e.ID.String()},
 				Version:  1, EnrichmentStatus: StagePending, ExtractionStatus: StageSkipped, CreatedAt: now, UpdatedAt: now}
-			if err := validateContent("content", p.Content, true); err != nil {
+			if err := validate.Content("content", p.Content, true); err != nil {
 				continue
 			}
 			res.Creates = append(res.Creates, driver.PlaceholderCreate{Entity: p, Chunks: c.chunksFor(p.Content)})
@@ -459,7 +461,7 @@ func (c *core) buildExtraction(ctx context.Context, e *Entity, out *Extraction, 
 		}
 	}
 	endpoint := func(name string) (uuid.UUID, bool) {
-		k := nameKey(name)
+		k := validate.NameKey(name)
 		if isSelf(k) {
 			return e.ID, true
 		}
@@ -488,7 +490,7 @@ func (c *core) buildExtraction(ctx context.Context, e *Entity, out *Extraction, 
 		idx[k] = len(res.Edges)
 		res.Edges = append(res.Edges, Edge{ID: newID(), SourceID: s, TargetID: t, Relation: r.Relation,
 			Confidence: r.Confidence, Source: EdgeSourceLLM,
-			Metadata: map[string]any{"source_name": cleanName(r.Source), "target_name": cleanName(r.Target)},
+			Metadata: map[string]any{"source_name": validate.CleanName(r.Source), "target_name": validate.CleanName(r.Target)},
 			OriginID: &origin, Provider: info.Provider, Model: info.Model, PromptVersion: info.PromptVersion,
 			CreatedAt: now, UpdatedAt: now})
 	}

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/google/uuid"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // parseDirection accepts source/target/both and the aliases
@@ -27,30 +27,12 @@ func parseDirection(field string, d EdgeDirection) (EdgeDirection, error) {
 	case "target", "incoming", "in":
 		return DirectionTarget, nil
 	}
-	return "", invalid(field, "%q is not one of source, target, both", truncate(string(d), 40))
-}
-
-// NormalizeRelation trims a relation name and checks it: 1 to
-// MaxRelationLen characters, no control characters.
-func NormalizeRelation(field, r string) (string, error) {
-	r = strings.TrimSpace(r)
-	if r == "" {
-		return "", invalid(field, "must not be empty")
-	}
-	if n := len([]rune(r)); n > MaxRelationLen {
-		return "", invalid(field, "is %d characters; the maximum is %d", n, MaxRelationLen)
-	}
-	for _, ch := range r {
-		if unicode.IsControl(ch) {
-			return "", invalid(field, "must not contain control characters")
-		}
-	}
-	return r, nil
+	return "", validate.Invalid(field, "%q is not one of source, target, both", validate.Truncate(string(d), 40))
 }
 
 func validateConfidence(field string, v float64) error {
 	if math.IsNaN(v) || v < 0 || v > 1 {
-		return invalid(field, "must be between 0 and 1")
+		return validate.Invalid(field, "must be between 0 and 1")
 	}
 	return nil
 }
@@ -58,7 +40,7 @@ func validateConfidence(field string, v float64) error {
 func normalizeRelations(field string, rs []string) ([]string, error) {
 	var out []string
 	for i, r := range rs {
-		n, err := NormalizeRelation(fmt.Sprintf("%s[%d]", field, i), r)
+		n, err := validate.Relation(fmt.Sprintf("%s[%d]", field, i), r)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +79,7 @@ func (c *Client) Link(ctx context.Context, in LinkInput) (*Edge, error) {
 	if err := c.principal.need(ScopeWrite, "link"); err != nil {
 		return nil, err
 	}
-	rel, err := NormalizeRelation("relation", in.Relation)
+	rel, err := validate.Relation("relation", in.Relation)
 	if err != nil {
 		return nil, err
 	}
@@ -112,13 +94,13 @@ func (c *Client) Link(ctx context.Context, in LinkInput) (*Edge, error) {
 		return nil, err
 	}
 	if in.SourceID == uuid.Nil {
-		return nil, invalid("source_id", "is required")
+		return nil, validate.Invalid("source_id", "is required")
 	}
 	if in.TargetID == uuid.Nil {
-		return nil, invalid("target_id", "is required")
+		return nil, validate.Invalid("target_id", "is required")
 	}
 	if in.SourceID == in.TargetID {
-		return nil, invalid("target_id", "must differ from source_id (an entity cannot link to itself)")
+		return nil, validate.Invalid("target_id", "must differ from source_id (an entity cannot link to itself)")
 	}
 	for _, end := range []struct {
 		field string
@@ -126,7 +108,7 @@ func (c *Client) Link(ctx context.Context, in LinkInput) (*Edge, error) {
 	}{{"source_id", in.SourceID}, {"target_id", in.TargetID}} {
 		if _, err := c.get(ctx, end.id); err != nil {
 			if errIs(err, ErrNotFound) {
-				return nil, invalid(end.field, "entity %s does not exist or is not visible to this key", end.id)
+				return nil, validate.Invalid(end.field, "entity %s does not exist or is not visible to this key", end.id)
 			}
 			return nil, fmt.Errorf("link: %w", err)
 		}
@@ -229,7 +211,7 @@ func (c *Client) Edges(ctx context.Context, id uuid.UUID, opts EdgesOptions) ([]
 	}
 	q := driver.EdgeQuery{IDs: []uuid.UUID{id}, Direction: dir}
 	if strings.TrimSpace(opts.Relation) != "" {
-		r, err := NormalizeRelation("relation", opts.Relation)
+		r, err := validate.Relation("relation", opts.Relation)
 		if err != nil {
 			return nil, err
 		}
@@ -252,14 +234,6 @@ func (c *Client) Edges(ctx context.Context, id uuid.UUID, opts EdgesOptions) ([]
 	}
 	return out, nil
 }
-
-// Graph expansion limits.
-const (
-	MaxExpandDepth     = 3
-	DefaultExpandNodes = 100
-	MaxExpandNodes     = 1000
-	DefaultExpandDepth = 1
-)
 
 // ExpandOptions controls Expand.
 type ExpandOptions struct {
@@ -324,13 +298,13 @@ func (c *Client) Expand(ctx context.Context, id uuid.UUID, opts ExpandOptions) (
 		opts.Depth = DefaultExpandDepth
 	}
 	if opts.Depth < 1 || opts.Depth > MaxExpandDepth {
-		return nil, invalid("depth", "must be between 1 and %d", MaxExpandDepth)
+		return nil, validate.Invalid("depth", "must be between 1 and %d", MaxExpandDepth)
 	}
 	if opts.MaxNodes == 0 {
 		opts.MaxNodes = DefaultExpandNodes
 	}
 	if opts.MaxNodes < 1 || opts.MaxNodes > MaxExpandNodes {
-		return nil, invalid("max_nodes", "must be between 1 and %d", MaxExpandNodes)
+		return nil, validate.Invalid("max_nodes", "must be between 1 and %d", MaxExpandNodes)
 	}
 	if err := validateConfidence("min_confidence", opts.MinConfidence); err != nil {
 		return nil, err
@@ -429,7 +403,7 @@ func (o *NeighborOptions) defaults() error {
 		return err
 	}
 	if o.MaxNeighbors < 1 || o.MaxNeighbors > 100 {
-		return invalid("max_neighbors", "must be between 1 and 100")
+		return validate.Invalid("max_neighbors", "must be between 1 and 100")
 	}
 	return nil
 }
@@ -678,7 +652,7 @@ func (a *Admin) LinkNeighborsBatch(ctx context.Context, scope NeighborScope, opt
 		return st, err
 	}
 	if scope.Limit < 0 {
-		return st, invalid("limit", "must not be negative")
+		return st, validate.Invalid("limit", "must not be negative")
 	}
 	if scope.Concurrency <= 0 {
 		scope.Concurrency = 4
@@ -809,7 +783,7 @@ type PruneOptions struct {
 func (a *Admin) PruneEdges(ctx context.Context, opts PruneOptions) ([]Edge, error) {
 	c := a.c
 	if math.IsNaN(opts.Below) || opts.Below <= 0 || opts.Below > 1 {
-		return nil, invalid("below", "must be greater than 0 and at most 1")
+		return nil, validate.Invalid("below", "must be greater than 0 and at most 1")
 	}
 	q := driver.EdgeQuery{Below: opts.Below, Sources: opts.Sources}
 	if !opts.AnySource && len(q.Sources) == 0 {
@@ -819,7 +793,7 @@ func (a *Admin) PruneEdges(ctx context.Context, opts PruneOptions) ([]Edge, erro
 		q.Sources = nil
 	}
 	if strings.TrimSpace(opts.Relation) != "" {
-		r, err := NormalizeRelation("relation", opts.Relation)
+		r, err := validate.Relation("relation", opts.Relation)
 		if err != nil {
 			return nil, err
 		}

@@ -14,10 +14,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 )
-
-// KeyPrefix starts every API key.
-const KeyPrefix = "pgm-"
 
 // keySecretBytes is the randomness in a key.
 const keySecretBytes = 32
@@ -86,9 +84,9 @@ const maxKeyLifetime = 10 * 365 * 24 * time.Hour
 func (c *Client) newKey(spec KeySpec) (*APIKey, error) {
 	spec.Name = strings.TrimSpace(spec.Name)
 	if spec.Name == "" {
-		return nil, invalid("name", "must not be empty")
+		return nil, validate.Invalid("name", "must not be empty")
 	}
-	if err := validateShort("name", spec.Name, 100); err != nil {
+	if err := validate.Short("name", spec.Name, 100); err != nil {
 		return nil, err
 	}
 	if len(spec.Scopes) == 0 {
@@ -96,7 +94,7 @@ func (c *Client) newKey(spec KeySpec) (*APIKey, error) {
 	}
 	for i, s := range spec.Scopes {
 		if !s.Valid() {
-			return nil, invalid(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, delete, sync, backup", truncate(string(s), 40))
+			return nil, validate.Invalid(fmt.Sprintf("scopes[%d]", i), "%q is not one of read, write, delete, sync, backup", validate.Truncate(string(s), 40))
 		}
 	}
 	for i, t := range spec.AllowedTypes {
@@ -112,7 +110,7 @@ func (c *Client) newKey(spec KeySpec) (*APIKey, error) {
 	if spec.ClientID == "" {
 		spec.ClientID = spec.Name
 	}
-	if err := validateShort("client_id", spec.ClientID, 100); err != nil {
+	if err := validate.Short("client_id", spec.ClientID, 100); err != nil {
 		return nil, err
 	}
 	now := c.now()
@@ -124,10 +122,10 @@ func (c *Client) newKey(spec KeySpec) (*APIKey, error) {
 	if !spec.ExpiresAt.IsZero() {
 		exp := spec.ExpiresAt.UTC().Truncate(time.Microsecond)
 		if !exp.After(now) {
-			return nil, invalid("expires_at", "%s is not in the future", exp.Format(time.RFC3339))
+			return nil, validate.Invalid("expires_at", "%s is not in the future", exp.Format(time.RFC3339))
 		}
 		if exp.Sub(now) > maxKeyLifetime {
-			return nil, invalid("expires_at", "must be at most 10 years from now")
+			return nil, validate.Invalid("expires_at", "must be at most 10 years from now")
 		}
 		k.ExpiresAt = &exp
 	}
@@ -197,7 +195,7 @@ type RotatedKey struct {
 func (a *Admin) RotateKey(ctx context.Context, id uuid.UUID, opts RotateOptions) (*RotatedKey, error) {
 	c := a.c
 	if opts.Overlap < 0 || opts.Overlap > maxKeyLifetime {
-		return nil, invalid("overlap", "must be between 0 and 10 years")
+		return nil, validate.Invalid("overlap", "must be between 0 and 10 years")
 	}
 	old, err := c.key(ctx, id)
 	if err != nil {

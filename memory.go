@@ -1,6 +1,8 @@
 package postgram
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"fmt"
 	"regexp"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // Memory lifecycle: agents keep working context (session_context, visible
@@ -32,13 +35,6 @@ const (
 	metaGroomAction     = "groom_action"
 	metaDurableGrooming = "durable_grooming"
 )
-
-// RelationPromotedTo links a groomed session context to the durable memory
-// it was promoted into.
-const RelationPromotedTo = "promoted_to"
-
-// EdgeSourceGrooming marks edges written by memory grooming.
-const EdgeSourceGrooming = "memory-grooming"
 
 // SessionContextInput is working context to keep for resuming a
 // conversation. It is stored as a memory with metadata.memory_role
@@ -70,7 +66,7 @@ var ageRE = regexp.MustCompile(`^([0-9]{1,6})([smhdw])$`)
 func ParseAge(field, s string) (time.Duration, error) {
 	m := ageRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return 0, invalid(field, "%q is not an age: use a number and a unit s, m, h, d or w (30m, 4h, 7d, 0d)", truncate(s, 40))
+		return 0, validate.Invalid(field, "%q is not an age: use a number and a unit s, m, h, d or w (30m, 4h, 7d, 0d)", validate.Truncate(s, 40))
 	}
 	n, _ := strconv.Atoi(m[1])
 	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
@@ -85,7 +81,7 @@ func (c *Client) parseWhen(field, s string) (string, error) {
 	}
 	d, err := ParseAge(field, s)
 	if err != nil {
-		return "", invalid(field, "%q is neither an age (4h, 7d) nor an RFC 3339 time", truncate(s, 40))
+		return "", validate.Invalid(field, "%q is neither an age (4h, 7d) nor an RFC 3339 time", validate.Truncate(s, 40))
 	}
 	return formatMetaTime(c.now().Add(d)), nil
 }
@@ -102,7 +98,7 @@ func (c *Client) StoreSessionContext(ctx context.Context, in SessionContextInput
 		if f.val == "" {
 			continue
 		}
-		if err := validateShort(f.key, f.val, MaxOwnerLen); err != nil {
+		if err := validate.Short(f.key, f.val, MaxOwnerLen); err != nil {
 			return nil, err
 		}
 		meta[f.key] = f.val
@@ -130,66 +126,6 @@ func (c *Client) StoreSessionContext(ctx context.Context, in SessionContextInput
 		return nil, fmt.Errorf("store session context: %w", err)
 	}
 	return e, nil
-}
-
-// Groomer is the LLM side of grooming (the configured extraction model).
-// Implementations must be safe for concurrent use. Grooming calls it for
-// one memory at a time and never shows it memories of two client scopes
-// together.
-type Groomer interface {
-	// PromoteSessionContext decides whether a session context holds
-	// something future agents should trust, and if so distils it.
-	PromoteSessionContext(ctx context.Context, c SessionCandidate) (PromotionDecision, error)
-	// ReviewDurable classifies a durable memory.
-	ReviewDurable(ctx context.Context, c DurableCandidate) (DurableReview, error)
-	// RewriteDurable rewrites a memory marked needs_grooming.
-	RewriteDurable(ctx context.Context, c DurableCandidate, reason string) (string, error)
-}
-
-// SessionCandidate is a session context shown to a Groomer.
-type SessionCandidate struct {
-	ID        uuid.UUID `json:"id"`
-	Content   string    `json:"content"`
-	Topic     string    `json:"topic,omitempty"`
-	SessionID string    `json:"session_id,omitempty"`
-	Tags      []string  `json:"tags,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
-// PromotionDecision is a Groomer's answer for one session context.
-type PromotionDecision struct {
-	Promote bool `json:"promote"`
-	// Content is the distilled durable memory (required when Promote).
-	Content string   `json:"content,omitempty"`
-	Tags    []string `json:"tags,omitempty"`
-	Reason  string   `json:"reason,omitempty"`
-}
-
-// DurableCandidate is a durable memory shown to a Groomer.
-type DurableCandidate struct {
-	ID        uuid.UUID      `json:"id"`
-	Content   string         `json:"content"`
-	Tags      []string       `json:"tags,omitempty"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
-	UpdatedAt time.Time      `json:"updated_at"`
-}
-
-// Durable grooming outcomes.
-const (
-	OutcomeKeep          = "keep"
-	OutcomeNeedsGrooming = "needs_grooming"
-	OutcomeArchive       = "archive"
-	OutcomeSuperseded    = "superseded"
-)
-
-// DurableReview is a Groomer's classification of a durable memory.
-type DurableReview struct {
-	Outcome string `json:"outcome"` // keep, needs_grooming, archive or superseded
-	Reason  string `json:"reason"`
-	// Suggestion is a rewrite of the content (for needs_grooming).
-	Suggestion string `json:"suggestion,omitempty"`
-	// SupersededBy names the memory that replaces this one (superseded).
-	SupersededBy string `json:"superseded_by,omitempty"`
 }
 
 // GroomMode selects what grooming does.
@@ -220,7 +156,7 @@ type GroomRequest struct {
 	ClientID   *string `json:"client_id,omitempty"`
 	AllClients bool    `json:"all_clients,omitempty"`
 	// Groomer decides promotions (required for GroomPromote).
-	Groomer Groomer `json:"-"`
+	Groomer llm.Groomer `json:"-"`
 }
 
 // GroomItem is what grooming did with one memory.
@@ -266,11 +202,11 @@ func (c *Client) groomScopes(ctx context.Context, req GroomRequest) ([]string, e
 	}
 	switch {
 	case req.AllClients && req.ClientID != nil:
-		return nil, invalid("client_id", "cannot be combined with all_clients")
+		return nil, validate.Invalid("client_id", "cannot be combined with all_clients")
 	case req.AllClients:
 		return c.store.SessionContextClients(ctx, c.ws)
 	case req.ClientID != nil:
-		if err := validateShort("client_id", *req.ClientID, MaxOwnerLen); err != nil {
+		if err := validate.Short("client_id", *req.ClientID, MaxOwnerLen); err != nil {
 			return nil, err
 		}
 		return []string{*req.ClientID}, nil
@@ -307,10 +243,10 @@ func (c *Client) GroomSessionContext(ctx context.Context, req GroomRequest) (*Gr
 			return nil, fmt.Errorf("promotion is an operator's act (pgm-admin memory groom --mode promote): %w", ErrForbidden)
 		}
 		if req.Groomer == nil {
-			return nil, invalid("mode", "promote needs an extraction LLM (a Groomer); none is configured")
+			return nil, validate.Invalid("mode", "promote needs an extraction LLM (a Groomer); none is configured")
 		}
 	default:
-		return nil, invalid("mode", "%q is not one of dry_run, archive, promote", truncate(string(req.Mode), 40))
+		return nil, validate.Invalid("mode", "%q is not one of dry_run, archive, promote", validate.Truncate(string(req.Mode), 40))
 	}
 	if req.OlderThan == "" {
 		req.OlderThan = "7d"
@@ -320,14 +256,14 @@ func (c *Client) GroomSessionContext(ctx context.Context, req GroomRequest) (*Gr
 		return nil, err
 	}
 	if req.Limit < 0 {
-		return nil, invalid("limit", "must not be negative")
+		return nil, validate.Invalid("limit", "must not be negative")
 	}
-	tags, err := normalizeTags("tags", req.Tags)
+	tags, err := validate.Tags("tags", req.Tags)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range []struct{ name, v string }{{"topic", req.Topic}, {"session_id", req.SessionID}} {
-		if err := validateShort(f.name, f.v, MaxOwnerLen); err != nil {
+		if err := validate.Short(f.name, f.v, MaxOwnerLen); err != nil {
 			return nil, err
 		}
 	}
@@ -369,7 +305,7 @@ func (c *Client) GroomSessionContext(ctx context.Context, req GroomRequest) (*Gr
 		q.ClientID = &scope
 		err := c.eachCandidate(ctx, f, q, limit, req.Mode == GroomDryRun, func(e *Entity) bool {
 			item := GroomItem{ID: e.ID, ClientID: e.ClientID, Topic: metaStr(e.Metadata, metaTopic),
-				SessionID: metaStr(e.Metadata, metaSessionID), UpdatedAt: e.UpdatedAt, Preview: truncate(e.Content, 200), Action: "eligible",
+				SessionID: metaStr(e.Metadata, metaSessionID), UpdatedAt: e.UpdatedAt, Preview: validate.Truncate(e.Content, 200), Action: "eligible",
 				Entity: e.Clone()}
 			res.Eligible++
 			if req.Mode != GroomDryRun {
@@ -400,7 +336,7 @@ func (c *Client) groomOne(ctx context.Context, req GroomRequest, e *Entity, item
 	src.Metadata[metaGroomedAt] = formatMetaTime(now)
 	ops := []driver.BatchOp{}
 	if req.Mode == GroomPromote && e.Metadata[metaPromotable] != false {
-		d, err := req.Groomer.PromoteSessionContext(ctx, SessionCandidate{ID: e.ID, Content: e.Content,
+		d, err := req.Groomer.PromoteSessionContext(ctx, llm.SessionCandidate{ID: e.ID, Content: e.Content,
 			Topic: item.Topic, SessionID: item.SessionID, Tags: e.Tags, UpdatedAt: e.UpdatedAt})
 		if err != nil {
 			fail(fmt.Errorf("groomer: %w", err))
@@ -408,11 +344,11 @@ func (c *Client) groomOne(ctx context.Context, req GroomRequest, e *Entity, item
 		}
 		item.Reason = d.Reason
 		if d.Promote {
-			if err := validateContent("content", d.Content, true); err != nil {
+			if err := validate.Content("content", d.Content, true); err != nil {
 				fail(fmt.Errorf("groomer returned an unusable promotion: %w", err))
 				return
 			}
-			tags, err := normalizeTags("tags", append(append([]string(nil), e.Tags...), d.Tags...))
+			tags, err := validate.Tags("tags", append(append([]string(nil), e.Tags...), d.Tags...))
 			if err != nil {
 				fail(fmt.Errorf("groomer returned unusable tags: %w", err))
 				return
@@ -422,7 +358,7 @@ func (c *Client) groomOne(ctx context.Context, req GroomRequest, e *Entity, item
 				meta[metaTopic] = item.Topic
 			}
 			if d.Reason != "" {
-				meta["promotion_reason"] = truncate(d.Reason, 1000)
+				meta["promotion_reason"] = validate.Truncate(d.Reason, 1000)
 			}
 			nu := &Entity{ID: newID(), Type: TypeMemory, Content: d.Content, Visibility: e.Visibility, Owner: e.Owner,
 				Status: StatusActive, Tags: tags, Source: EdgeSourceGrooming, Metadata: meta, Version: 1, ClientID: e.ClientID,
@@ -468,13 +404,13 @@ type DurableGroomRequest struct {
 	Tags         []string     `json:"tags,omitempty"`
 	Visibilities []Visibility `json:"visibility,omitempty"`
 	Limit        int          `json:"limit,omitempty"`
-	Groomer      Groomer      `json:"-"`
+	Groomer      llm.Groomer  `json:"-"`
 }
 
 // durableFilter selects active durable memories (legacy memories without
 // a role included).
 func durableFilter(tags []string, vis []Visibility, topic string) (driver.EntityFilter, driver.FindQuery, error) {
-	nt, err := normalizeTags("tags", tags)
+	nt, err := validate.Tags("tags", tags)
 	if err != nil {
 		return driver.EntityFilter{}, driver.FindQuery{}, err
 	}
@@ -483,7 +419,7 @@ func durableFilter(tags []string, vis []Visibility, topic string) (driver.Entity
 			return driver.EntityFilter{}, driver.FindQuery{}, err
 		}
 	}
-	if err := validateShort("topic", topic, MaxOwnerLen); err != nil {
+	if err := validate.Short("topic", topic, MaxOwnerLen); err != nil {
 		return driver.EntityFilter{}, driver.FindQuery{}, err
 	}
 	f := driver.EntityFilter{Types: []EntityType{TypeMemory}, Statuses: []Status{StatusActive}, Visibilities: vis}
@@ -508,10 +444,10 @@ func (a *Admin) GroomDurable(ctx context.Context, req DurableGroomRequest) (*Gro
 		req.Mode = GroomDryRun
 	}
 	if req.Mode != GroomDryRun && req.Mode != GroomMark {
-		return nil, invalid("mode", "%q is not one of dry_run, mark", truncate(string(req.Mode), 40))
+		return nil, validate.Invalid("mode", "%q is not one of dry_run, mark", validate.Truncate(string(req.Mode), 40))
 	}
 	if req.Mode == GroomMark && req.Groomer == nil {
-		return nil, invalid("mode", "mark needs an extraction LLM (a Groomer); none is configured")
+		return nil, validate.Invalid("mode", "mark needs an extraction LLM (a Groomer); none is configured")
 	}
 	if req.OlderThan == "" {
 		req.OlderThan = "30d"
@@ -521,7 +457,7 @@ func (a *Admin) GroomDurable(ctx context.Context, req DurableGroomRequest) (*Gro
 		return nil, err
 	}
 	if req.Limit < 0 {
-		return nil, invalid("limit", "must not be negative")
+		return nil, validate.Invalid("limit", "must not be negative")
 	}
 	f, q, err := durableFilter(req.Tags, req.Visibilities, req.Topic)
 	if err != nil {
@@ -532,16 +468,16 @@ func (a *Admin) GroomDurable(ctx context.Context, req DurableGroomRequest) (*Gro
 	res := &GroomResult{Mode: req.Mode, DryRun: req.Mode == GroomDryRun, Cutoff: f.UpdatedBefore, Scopes: []string{}, Items: []GroomItem{}}
 	err = c.eachCandidate(ctx, f, q, req.Limit, req.Mode == GroomDryRun, func(e *Entity) bool {
 		item := GroomItem{ID: e.ID, ClientID: e.ClientID, Topic: metaStr(e.Metadata, metaTopic), UpdatedAt: e.UpdatedAt,
-			Preview: truncate(e.Content, 200), Action: "eligible"}
+			Preview: validate.Truncate(e.Content, 200), Action: "eligible"}
 		res.Eligible++
 		defer func() { res.Items = append(res.Items, item) }()
 		if req.Mode == GroomDryRun {
 			return item.Action == "failed" || item.Action == "eligible"
 		}
-		rv, err := req.Groomer.ReviewDurable(ctx, DurableCandidate{ID: e.ID, Content: e.Content, Tags: e.Tags, Metadata: e.Metadata, UpdatedAt: e.UpdatedAt})
+		rv, err := req.Groomer.ReviewDurable(ctx, llm.DurableCandidate{ID: e.ID, Content: e.Content, Tags: e.Tags, Metadata: e.Metadata, UpdatedAt: e.UpdatedAt})
 		if err == nil {
 			switch rv.Outcome {
-			case OutcomeKeep, OutcomeNeedsGrooming, OutcomeArchive, OutcomeSuperseded:
+			case llm.OutcomeKeep, llm.OutcomeNeedsGrooming, llm.OutcomeArchive, llm.OutcomeSuperseded:
 			default:
 				err = fmt.Errorf("groomer returned outcome %q", rv.Outcome)
 			}
@@ -551,12 +487,12 @@ func (a *Admin) GroomDurable(ctx context.Context, req DurableGroomRequest) (*Gro
 			res.Failed++
 			return item.Action == "failed" || item.Action == "eligible"
 		}
-		mark := map[string]any{"outcome": rv.Outcome, "reason": truncate(rv.Reason, 2000), "reviewed_at": formatMetaTime(c.now())}
+		mark := map[string]any{"outcome": rv.Outcome, "reason": validate.Truncate(rv.Reason, 2000), "reviewed_at": formatMetaTime(c.now())}
 		if rv.Suggestion != "" {
-			mark["suggestion"] = truncate(rv.Suggestion, 16<<10)
+			mark["suggestion"] = validate.Truncate(rv.Suggestion, 16<<10)
 		}
 		if rv.SupersededBy != "" {
-			mark["superseded_by"] = truncate(rv.SupersededBy, 100)
+			mark["superseded_by"] = validate.Truncate(rv.SupersededBy, 100)
 		}
 		if _, err := c.Update(ctx, e.ID, UpdateInput{Version: e.Version, Metadata: map[string]any{metaDurableGrooming: mark}}); err != nil {
 			item.Action, item.Error = "failed", err.Error()
@@ -635,7 +571,7 @@ type ApplyGroomingRequest struct {
 	Visibilities []Visibility `json:"visibility,omitempty"`
 	Limit        int          `json:"limit,omitempty"`
 	// Groomer rewrites needs_grooming memories that carry no suggestion.
-	Groomer Groomer `json:"-"`
+	Groomer llm.Groomer `json:"-"`
 }
 
 // ApplyDurableGrooming applies the marks GroomDurable wrote: a rewrite
@@ -649,12 +585,12 @@ func (a *Admin) ApplyDurableGrooming(ctx context.Context, req ApplyGroomingReque
 		req.Mode = ApplyAuto
 	}
 	handles := map[ApplyMode][]string{
-		ApplyAuto:    {OutcomeNeedsGrooming, OutcomeArchive, OutcomeSuperseded},
-		ApplyRewrite: {OutcomeNeedsGrooming},
-		ApplyArchive: {OutcomeArchive, OutcomeSuperseded},
+		ApplyAuto:    {llm.OutcomeNeedsGrooming, llm.OutcomeArchive, llm.OutcomeSuperseded},
+		ApplyRewrite: {llm.OutcomeNeedsGrooming},
+		ApplyArchive: {llm.OutcomeArchive, llm.OutcomeSuperseded},
 	}[req.Mode]
 	if handles == nil {
-		return nil, invalid("mode", "%q is not one of auto, rewrite, archive", truncate(string(req.Mode), 40))
+		return nil, validate.Invalid("mode", "%q is not one of auto, rewrite, archive", validate.Truncate(string(req.Mode), 40))
 	}
 	outcomes := handles
 	if len(req.Outcomes) > 0 {
@@ -665,13 +601,13 @@ func (a *Admin) ApplyDurableGrooming(ctx context.Context, req ApplyGroomingReque
 				ok = ok || h == o
 			}
 			if !ok {
-				return nil, invalid(fmt.Sprintf("status[%d]", i), "%q is not an outcome mode %s applies (%s)", truncate(o, 40), req.Mode, strings.Join(handles, ", "))
+				return nil, validate.Invalid(fmt.Sprintf("status[%d]", i), "%q is not an outcome mode %s applies (%s)", validate.Truncate(o, 40), req.Mode, strings.Join(handles, ", "))
 			}
 			outcomes = append(outcomes, o)
 		}
 	}
 	if req.Limit < 0 {
-		return nil, invalid("limit", "must not be negative")
+		return nil, validate.Invalid("limit", "must not be negative")
 	}
 	f, q, err := durableFilter(req.Tags, req.Visibilities, req.Topic)
 	if err != nil {
@@ -690,7 +626,7 @@ func (a *Admin) ApplyDurableGrooming(ctx context.Context, req ApplyGroomingReque
 		}
 		err := c.eachCandidate(ctx, f, oq, limit, req.DryRun, func(e *Entity) bool {
 			item := GroomItem{ID: e.ID, ClientID: e.ClientID, Topic: metaStr(e.Metadata, metaTopic), UpdatedAt: e.UpdatedAt,
-				Preview: truncate(e.Content, 200), Action: "eligible", Outcome: outcome}
+				Preview: validate.Truncate(e.Content, 200), Action: "eligible", Outcome: outcome}
 			res.Eligible++
 			defer func() { res.Items = append(res.Items, item) }()
 			if req.DryRun {
@@ -700,7 +636,7 @@ func (a *Admin) ApplyDurableGrooming(ctx context.Context, req ApplyGroomingReque
 			newMark := driver.CloneMetadata(mark)
 			newMark["applied_at"] = formatMetaTime(c.now())
 			in := UpdateInput{Version: e.Version, Metadata: map[string]any{metaDurableGrooming: newMark}}
-			if outcome == OutcomeNeedsGrooming {
+			if outcome == llm.OutcomeNeedsGrooming {
 				content, _ := mark["suggestion"].(string)
 				if strings.TrimSpace(content) == "" {
 					if req.Groomer == nil {
@@ -710,7 +646,7 @@ func (a *Admin) ApplyDurableGrooming(ctx context.Context, req ApplyGroomingReque
 					}
 					reason, _ := mark["reason"].(string)
 					var err error
-					content, err = req.Groomer.RewriteDurable(ctx, DurableCandidate{ID: e.ID, Content: e.Content, Tags: e.Tags, Metadata: e.Metadata, UpdatedAt: e.UpdatedAt}, reason)
+					content, err = req.Groomer.RewriteDurable(ctx, llm.DurableCandidate{ID: e.ID, Content: e.Content, Tags: e.Tags, Metadata: e.Metadata, UpdatedAt: e.UpdatedAt}, reason)
 					if err != nil {
 						item.Action, item.Error = "failed", "groomer: "+err.Error()
 						res.Failed++
@@ -729,7 +665,7 @@ func (a *Admin) ApplyDurableGrooming(ctx context.Context, req ApplyGroomingReque
 				res.Failed++
 				return item.Action == "failed" || item.Action == "eligible"
 			}
-			if outcome == OutcomeNeedsGrooming {
+			if outcome == llm.OutcomeNeedsGrooming {
 				item.Action = "rewritten"
 				res.Rewrote++
 			} else {

@@ -3,6 +3,8 @@ package postgram
 import (
 	"context"
 	"fmt"
+
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // Models lists the store's embedding models.
@@ -33,20 +35,20 @@ type ModelSwitch struct {
 // run changes nothing and reports the entities that would be queued as 0.
 func (a *Admin) SwitchModel(ctx context.Context, m ModelInfo, dryRun bool) (*ModelSwitch, error) {
 	c := a.c
-	if err := validateShort("provider", m.Provider, 40); err != nil {
+	if err := validate.Short("provider", m.Provider, 40); err != nil {
 		return nil, err
 	}
 	if m.Provider == "" {
-		return nil, invalid("provider", "is required")
+		return nil, validate.Invalid("provider", "is required")
 	}
 	if m.Name == "" {
-		return nil, invalid("model", "is required")
+		return nil, validate.Invalid("model", "is required")
 	}
-	if err := validateShort("model", m.Name, 200); err != nil {
+	if err := validate.Short("model", m.Name, 200); err != nil {
 		return nil, err
 	}
 	if m.Dimensions < 1 || m.Dimensions > 16000 {
-		return nil, invalid("dimensions", "must be between 1 and 16000")
+		return nil, validate.Invalid("dimensions", "must be between 1 and 16000")
 	}
 	res := &ModelSwitch{DryRun: dryRun, Active: ModelRecord{ModelInfo: m, Active: true}}
 	_, cur, ok, err := c.store.ActiveModel(ctx)

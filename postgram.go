@@ -13,10 +13,15 @@ import (
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/chunk"
 	"github.com/postgram-go/postgram/internal/rank"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
-// DefaultWorkspace is the workspace of a single-user installation.
-const DefaultWorkspace = "default"
+const (
+	// DefaultWorkspace is the workspace of a single-user installation.
+	DefaultWorkspace = "default"
+	// KeyPrefix starts every API key.
+	KeyPrefix = "pgm-"
+)
 
 var workspaceRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`)
 
@@ -220,19 +225,19 @@ func (c *Config) defaults() {
 
 func (c *Config) validate() error {
 	if c.Store == nil {
-		return invalid("store", "is required")
+		return validate.Invalid("store", "is required")
 	}
 	if !workspaceRE.MatchString(c.Workspace) {
-		return invalid("workspace", "%q must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", truncate(c.Workspace, 80))
+		return validate.Invalid("workspace", "%q must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", validate.Truncate(c.Workspace, 80))
 	}
 	if err := (chunk.Config{Size: c.Chunking.Size, Overlap: c.Chunking.Overlap}).Validate(); err != nil {
-		return invalid("chunking", "%v", err)
+		return validate.Invalid("chunking", "%v", err)
 	}
 	if c.Search.DefaultThreshold < 0 || c.Search.DefaultThreshold > 1 {
-		return invalid("search.default_threshold", "must be between 0 and 1")
+		return validate.Invalid("search.default_threshold", "must be between 0 and 1")
 	}
 	if c.Search.MaxLimit < 1 || c.Search.DefaultLimit < 1 || c.Search.DefaultLimit > c.Search.MaxLimit {
-		return invalid("search.default_limit", "must be between 1 and search.max_limit")
+		return validate.Invalid("search.default_limit", "must be between 1 and search.max_limit")
 	}
 	if w := c.Search.Weights; w != nil {
 		if err := w.validate(); err != nil {
@@ -240,11 +245,11 @@ func (c *Config) validate() error {
 		}
 	}
 	if !c.Search.Ranking.Valid() {
-		return invalid("search.ranking", "%q is not one of seed, v2", truncate(string(c.Search.Ranking), 40))
+		return validate.Invalid("search.ranking", "%q is not one of seed, v2", validate.Truncate(string(c.Search.Ranking), 40))
 	}
 	w := c.Worker
 	if w.Concurrency < 1 || w.ClaimBatch < 1 || w.EmbedBatch < 1 || w.MaxAttempts < 1 {
-		return invalid("worker", "concurrency, claim_batch, embed_batch and max_attempts must be positive")
+		return validate.Invalid("worker", "concurrency, claim_batch, embed_batch and max_attempts must be positive")
 	}
 	return c.Extraction.validate()
 }
@@ -310,7 +315,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Embedder != nil {
 		m := cfg.Embedder.Model()
 		if m.Dimensions <= 0 || m.Name == "" {
-			return nil, invalid("embedder", "model must have a name and positive dimensions")
+			return nil, validate.Invalid("embedder", "model must have a name and positive dimensions")
 		}
 		id, err := cfg.Store.EnsureModel(ctx, m)
 		if err != nil {
@@ -363,9 +368,9 @@ func (c *core) resultBudget() int64 { return max(0, c.cfg.MaxResultBytes) }
 func (c *core) tooLarge(field string, fit int) error {
 	mib := float64(c.resultBudget()) / (1 << 20)
 	if fit == 0 {
-		return invalid(field, "the first item alone holds more than %.4g MiB of content, the most one response may carry; fetch it by id", mib)
+		return validate.Invalid(field, "the first item alone holds more than %.4g MiB of content, the most one response may carry; fetch it by id", mib)
 	}
-	return invalid(field, "the result would hold more than %.4g MiB of content, the most one response may carry: only the first %d items fit; "+
+	return validate.Invalid(field, "the result would hold more than %.4g MiB of content, the most one response may carry: only the first %d items fit; "+
 		"request %s=%d or less and page with offset", mib, fit, field, fit)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // PurgeRequest selects the entities a purge hard-deletes. The selectors
@@ -50,14 +51,14 @@ func (a *Admin) Purge(ctx context.Context, req PurgeRequest) (*PurgeResult, erro
 	c := a.c
 	ps := c.store
 	if len(req.IDs) == 0 && req.ArchivedBefore.IsZero() && req.Type == "" {
-		return nil, invalid("ids", "name entities to purge (ids), or select them by archived_before or type")
+		return nil, validate.Invalid("ids", "name entities to purge (ids), or select them by archived_before or type")
 	}
 	if req.Type != "" && !req.Type.Valid() {
-		return nil, invalid("type", "unknown entity type %q", req.Type)
+		return nil, validate.Invalid("type", "unknown entity type %q", req.Type)
 	}
 	// A cut-off in the future is a mistake (a minute's leeway for clocks).
 	if !req.ArchivedBefore.IsZero() && req.ArchivedBefore.After(c.now().Add(time.Minute)) {
-		return nil, invalid("archived_before", "%s is in the future", req.ArchivedBefore.Format(time.RFC3339))
+		return nil, validate.Invalid("archived_before", "%s is in the future", req.ArchivedBefore.Format(time.RFC3339))
 	}
 	ids, err := c.purgeSelect(ctx, req)
 	if err != nil {

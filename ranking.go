@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/postgram-go/postgram/internal/rank"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // RankingMode selects how search orders the candidates it found
@@ -99,7 +100,7 @@ func (w *RankingWeights) params() rank.Params {
 func (w *RankingWeights) validate() error {
 	unit := func(name string, v float64) error {
 		if !(v >= 0 && v <= 1) {
-			return invalid("search.weights."+name, "must be between 0 and 1")
+			return validate.Invalid("search.weights."+name, "must be between 0 and 1")
 		}
 		return nil
 	}
@@ -114,29 +115,29 @@ func (w *RankingWeights) validate() error {
 	}
 	switch {
 	case !(w.K1 > 0 && w.K1 <= 10):
-		return invalid("search.weights.k1", "must be in (0, 10]")
+		return validate.Invalid("search.weights.k1", "must be in (0, 10]")
 	case !(w.HeadWeight >= 0 && w.HeadWeight <= 100):
-		return invalid("search.weights.head_weight", "must be in [0, 100]")
+		return validate.Invalid("search.weights.head_weight", "must be in [0, 100]")
 	case !(w.HeadStart >= 0 && w.HeadStart <= 1000):
-		return invalid("search.weights.head_start", "must be in [0, 1000]")
+		return validate.Invalid("search.weights.head_start", "must be in [0, 1000]")
 	case !(w.TagWeight >= 0 && w.TagWeight <= 100):
-		return invalid("search.weights.tag_weight", "must be in [0, 100]")
+		return validate.Invalid("search.weights.tag_weight", "must be in [0, 100]")
 	case !(w.TypeWeight >= 0 && w.TypeWeight <= 100):
-		return invalid("search.weights.type_weight", "must be in [0, 100]")
+		return validate.Invalid("search.weights.type_weight", "must be in [0, 100]")
 	case !(w.HeadLead >= 1 && w.HeadLead <= 1000):
-		return invalid("search.weights.head_lead", "must be in [1, 1000]")
+		return validate.Invalid("search.weights.head_lead", "must be in [1, 1000]")
 	case !(w.CoverageBoost >= 0 && w.CoverageBoost <= 10):
-		return invalid("search.weights.coverage_boost", "must be in [0, 10]")
+		return validate.Invalid("search.weights.coverage_boost", "must be in [0, 10]")
 	case !(w.MoreChunks >= 0 && w.MoreChunks <= 10):
-		return invalid("search.weights.more_chunks", "must be in [0, 10]")
+		return validate.Invalid("search.weights.more_chunks", "must be in [0, 10]")
 	case w.TypoMaxDF < 0:
-		return invalid("search.weights.typo_max_df", "must not be negative")
+		return validate.Invalid("search.weights.typo_max_df", "must not be negative")
 	case w.MaxInflections < 0 || w.MaxInflections > 16:
-		return invalid("search.weights.max_inflections", "must be in 0..16")
+		return validate.Invalid("search.weights.max_inflections", "must be in 0..16")
 	case w.MaxTypos < 0 || w.MaxTypos > 16:
-		return invalid("search.weights.max_typos", "must be in 0..16")
+		return validate.Invalid("search.weights.max_typos", "must be in 0..16")
 	case w.HeadCandidates < 0 || w.HeadCandidates > KeywordPoolSize:
-		return invalid("search.weights.head_candidates", "must be in 0..%d", KeywordPoolSize)
+		return validate.Invalid("search.weights.head_candidates", "must be in 0..%d", KeywordPoolSize)
 	}
 	return nil
 }

@@ -17,13 +17,8 @@ import (
 	"github.com/postgram-go/postgram/internal/fusion"
 	"github.com/postgram-go/postgram/internal/query"
 	"github.com/postgram-go/postgram/internal/rank"
+	"github.com/postgram-go/postgram/internal/validate"
 )
-
-// KeywordPoolSize is the most chunks the keyword branch ranks.
-const KeywordPoolSize = 200
-
-// MaxQueryBytes bounds a search query.
-const MaxQueryBytes = 32 << 10
 
 // SearchRequest is a hybrid search. Zero values take defaults.
 type SearchRequest struct {
@@ -457,22 +452,22 @@ type searchPlan struct {
 func (c *Client) prepareSearch(req SearchRequest) (searchPlan, error) {
 	var p searchPlan
 	if !utf8.ValidString(req.Query) {
-		return p, invalid("query", "must be valid UTF-8")
+		return p, validate.Invalid("query", "must be valid UTF-8")
 	}
 	if strings.TrimSpace(req.Query) == "" {
-		return p, invalid("query", "must not be empty or only whitespace")
+		return p, validate.Invalid("query", "must not be empty or only whitespace")
 	}
 	if strings.IndexByte(req.Query, 0) >= 0 {
-		return p, invalid("query", "must not contain NUL bytes")
+		return p, validate.Invalid("query", "must not contain NUL bytes")
 	}
 	if len(req.Query) > MaxQueryBytes {
-		return p, invalid("query", "is %d bytes; the maximum is %d", len(req.Query), MaxQueryBytes)
+		return p, validate.Invalid("query", "is %d bytes; the maximum is %d", len(req.Query), MaxQueryBytes)
 	}
 	switch {
 	case req.Limit == 0:
 		p.limit = c.cfg.Search.DefaultLimit
 	case req.Limit < 0 || req.Limit > c.cfg.Search.MaxLimit:
-		return p, invalid("limit", "must be between 1 and %d", c.cfg.Search.MaxLimit)
+		return p, validate.Invalid("limit", "must be between 1 and %d", c.cfg.Search.MaxLimit)
 	default:
 		p.limit = req.Limit
 	}
@@ -480,12 +475,12 @@ func (c *Client) prepareSearch(req SearchRequest) (searchPlan, error) {
 	if req.Threshold != nil {
 		t := *req.Threshold
 		if !(t >= 0 && t <= 1) {
-			return p, invalid("threshold", "must be between 0 and 1")
+			return p, validate.Invalid("threshold", "must be between 0 and 1")
 		}
 		p.threshold = t
 	}
 	if !(req.RecencyWeight >= 0 && req.RecencyWeight <= 1) {
-		return p, invalid("recency_weight", "must be between 0 and 1")
+		return p, validate.Invalid("recency_weight", "must be between 0 and 1")
 	}
 	switch req.Strategy {
 	case "", StrategyAuto:
@@ -493,12 +488,12 @@ func (c *Client) prepareSearch(req SearchRequest) (searchPlan, error) {
 	case StrategyExact, StrategyHNSW:
 		p.strategy = req.Strategy
 	default:
-		return p, invalid("strategy", "%q is not one of auto, exact, hnsw", truncate(string(req.Strategy), 40))
+		return p, validate.Invalid("strategy", "%q is not one of auto, exact, hnsw", validate.Truncate(string(req.Strategy), 40))
 	}
 	p.ranking = c.cfg.Search.Ranking
 	if req.Ranking != "" {
 		if !req.Ranking.Valid() {
-			return p, invalid("ranking", "%q is not one of seed, v2", truncate(string(req.Ranking), 40))
+			return p, validate.Invalid("ranking", "%q is not one of seed, v2", validate.Truncate(string(req.Ranking), 40))
 		}
 		p.ranking = req.Ranking
 	}

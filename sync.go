@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 	"github.com/postgram-go/postgram/syncproto"
 )
 
@@ -33,7 +34,7 @@ func (c *Client) checkSync(op string, write bool) error {
 
 func checkRepo(repo string) error {
 	if err := syncproto.CheckRepo(repo); err != nil {
-		return invalid("repo", "%v", err)
+		return validate.Invalid("repo", "%v", err)
 	}
 	return nil
 }
@@ -41,18 +42,18 @@ func checkRepo(repo string) error {
 // checkManifest validates manifest entries, naming the first bad one.
 func checkManifest(files []syncproto.FileEntry) (map[string]string, error) {
 	if len(files) > syncproto.MaxManifestFiles {
-		return nil, invalid("files", "has %d files; the maximum is %d", len(files), syncproto.MaxManifestFiles)
+		return nil, validate.Invalid("files", "has %d files; the maximum is %d", len(files), syncproto.MaxManifestFiles)
 	}
 	out := make(map[string]string, len(files))
 	for i, f := range files {
 		if err := syncproto.CheckPath(f.Path); err != nil {
-			return nil, invalid(fmt.Sprintf("files[%d].path", i), "%v", err)
+			return nil, validate.Invalid(fmt.Sprintf("files[%d].path", i), "%v", err)
 		}
 		if err := syncproto.CheckSHA(f.SHA); err != nil {
-			return nil, invalid(fmt.Sprintf("files[%d].sha", i), "%v (path %s)", err, f.Path)
+			return nil, validate.Invalid(fmt.Sprintf("files[%d].sha", i), "%v (path %s)", err, f.Path)
 		}
 		if _, dup := out[f.Path]; dup {
-			return nil, invalid(fmt.Sprintf("files[%d].path", i), "%q is listed twice", f.Path)
+			return nil, validate.Invalid(fmt.Sprintf("files[%d].path", i), "%q is listed twice", f.Path)
 		}
 		out[f.Path] = f.SHA
 	}
@@ -74,18 +75,18 @@ func checkUploads(files []syncproto.UploadFile, maxFiles int) error {
 // batch stands (one oversized note must not stop a folder's sync).
 func checkUploadBatch(files []syncproto.UploadFile, maxFiles int, perFile bool) (refused map[int]syncproto.FileError, err error) {
 	if len(files) > maxFiles {
-		return nil, invalid("files", "has %d files; the maximum is %d", len(files), maxFiles)
+		return nil, validate.Invalid("files", "has %d files; the maximum is %d", len(files), maxFiles)
 	}
 	seen := make(map[string]bool, len(files))
 	for i, f := range files {
 		if err := syncproto.CheckPath(f.Path); err != nil {
-			return nil, invalid(fmt.Sprintf("files[%d].path", i), "%v", err)
+			return nil, validate.Invalid(fmt.Sprintf("files[%d].path", i), "%v", err)
 		}
 		if err := syncproto.CheckSHA(f.SHA); err != nil {
-			return nil, invalid(fmt.Sprintf("files[%d].sha", i), "%v (path %s)", err, f.Path)
+			return nil, validate.Invalid(fmt.Sprintf("files[%d].sha", i), "%v (path %s)", err, f.Path)
 		}
 		if seen[f.Path] {
-			return nil, invalid(fmt.Sprintf("files[%d].path", i), "%q is listed twice", f.Path)
+			return nil, validate.Invalid(fmt.Sprintf("files[%d].path", i), "%q is listed twice", f.Path)
 		}
 		seen[f.Path] = true
 		field := fmt.Sprintf("files[%d].content", i)
@@ -93,15 +94,15 @@ func checkUploadBatch(files []syncproto.UploadFile, maxFiles int, perFile bool) 
 			if refused == nil {
 				refused = map[int]syncproto.FileError{}
 			}
-			err := invalid(field, "%s is %d bytes; the maximum is %d", f.Path, len(f.Content), MaxContentBytes)
+			err := validate.Invalid(field, "%s is %d bytes; the maximum is %d", f.Path, len(f.Content), MaxContentBytes)
 			refused[i] = syncproto.FileError{Path: f.Path, Field: field, Code: "VALIDATION", Message: err.Error()}
 			continue
 		}
-		if err := validateContent(field, f.Content, false); err != nil {
+		if err := validate.Content(field, f.Content, false); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
 		if got := syncproto.SHA([]byte(f.Content)); got != f.SHA {
-			return nil, invalid(fmt.Sprintf("files[%d].sha", i), "%s: the manifest says %s but the uploaded content hashes to %s", f.Path, f.SHA, got)
+			return nil, validate.Invalid(fmt.Sprintf("files[%d].sha", i), "%s: the manifest says %s but the uploaded content hashes to %s", f.Path, f.SHA, got)
 		}
 	}
 	return refused, nil
@@ -477,10 +478,6 @@ func (s *Sync) Finalize(ctx context.Context, req syncproto.FinalizeRequest) (*sy
 	}
 	return &syncproto.FinalizeResponse{Deleted: deleted, Restored: restored, Missing: missing}, nil
 }
-
-// MaxPushFiles bounds a single-shot push; larger folders use the
-// three-phase protocol.
-const MaxPushFiles = 1000
 
 // Push is the single-shot sync: req.Files is the whole folder with
 // contents; everything (creates, updates, archives, restores) commits in

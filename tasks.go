@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // Tasks are entities of type task with GTD fields: status (inbox, next,
@@ -28,9 +29,6 @@ const (
 	metaCompletedAt = "completed_at"
 )
 
-// MaxContextLen bounds a task's GTD context.
-const MaxContextLen = 100
-
 // metaTimeLayout is the fixed-width UTC form of timestamps kept in metadata.
 const metaTimeLayout = "2006-01-02T15:04:05Z"
 
@@ -46,7 +44,7 @@ func parseDue(field, s string) (string, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return formatMetaTime(t), nil
 	}
-	return "", invalid(field, "%q is not a date (2026-12-01) or an RFC 3339 time (2026-12-01T09:00:00Z)", truncate(s, 40))
+	return "", validate.Invalid(field, "%q is not a date (2026-12-01) or an RFC 3339 time (2026-12-01T09:00:00Z)", validate.Truncate(s, 40))
 }
 
 // ParseTaskTime parses a due-date bound as the task API accepts it (a date
@@ -66,15 +64,15 @@ func validateTaskStatus(field string, s Status) error {
 			return nil
 		}
 	}
-	return invalid(field, "%q is not a task status: inbox, next, waiting, scheduled, someday or done", truncate(string(s), 40))
+	return validate.Invalid(field, "%q is not a task status: inbox, next, waiting, scheduled, someday or done", validate.Truncate(string(s), 40))
 }
 
 func validateContext(field, s string) error {
-	if err := validateShort(field, s, MaxContextLen); err != nil {
+	if err := validate.Short(field, s, MaxContextLen); err != nil {
 		return err
 	}
 	if strings.ContainsAny(s, " \t\r\n") {
-		return invalid(field, "%q must not contain whitespace (e.g. @focus-work)", truncate(s, 40))
+		return validate.Invalid(field, "%q must not contain whitespace (e.g. @focus-work)", validate.Truncate(s, 40))
 	}
 	return nil
 }
@@ -152,13 +150,13 @@ func (c *Client) ListTasks(ctx context.Context, opts TaskListOptions) (*ListPage
 		return nil, err
 	}
 	if opts.Limit < 0 || opts.Limit > MaxListLimit {
-		return nil, invalid("limit", "must be between 1 and %d", MaxListLimit)
+		return nil, validate.Invalid("limit", "must be between 1 and %d", MaxListLimit)
 	}
 	if opts.Limit == 0 {
 		opts.Limit = DefaultListLimit
 	}
 	if opts.Offset < 0 || opts.Offset > 1_000_000 {
-		return nil, invalid("offset", "must be between 0 and 1000000")
+		return nil, validate.Invalid("offset", "must be between 0 and 1000000")
 	}
 	for i, s := range opts.Statuses {
 		f := fmt.Sprintf("status[%d]", i)

@@ -4,8 +4,6 @@ package postgram
 // implement; the aliases make them part of this package's API.
 
 import (
-	"fmt"
-
 	"github.com/postgram-go/postgram/driver"
 )
 
@@ -70,45 +68,45 @@ type BackendError = driver.BackendError
 
 // Entity types.
 const (
-	TypeMemory      = driver.TypeMemory
-	TypePerson      = driver.TypePerson
-	TypeProject     = driver.TypeProject
-	TypeTask        = driver.TypeTask
-	TypeInteraction = driver.TypeInteraction
-	TypeDocument    = driver.TypeDocument
+	TypeMemory      EntityType = driver.TypeMemory
+	TypePerson      EntityType = driver.TypePerson
+	TypeProject     EntityType = driver.TypeProject
+	TypeTask        EntityType = driver.TypeTask
+	TypeInteraction EntityType = driver.TypeInteraction
+	TypeDocument    EntityType = driver.TypeDocument
 )
 
 // Visibilities.
 const (
-	VisibilityPersonal = driver.VisibilityPersonal
-	VisibilityWork     = driver.VisibilityWork
-	VisibilityShared   = driver.VisibilityShared
+	VisibilityPersonal Visibility = driver.VisibilityPersonal
+	VisibilityWork     Visibility = driver.VisibilityWork
+	VisibilityShared   Visibility = driver.VisibilityShared
 )
 
 // Statuses.
 const (
-	StatusActive    = driver.StatusActive
-	StatusDone      = driver.StatusDone
-	StatusArchived  = driver.StatusArchived
-	StatusInbox     = driver.StatusInbox
-	StatusNext      = driver.StatusNext
-	StatusWaiting   = driver.StatusWaiting
-	StatusScheduled = driver.StatusScheduled
-	StatusSomeday   = driver.StatusSomeday
+	StatusActive    Status = driver.StatusActive
+	StatusDone      Status = driver.StatusDone
+	StatusArchived  Status = driver.StatusArchived
+	StatusInbox     Status = driver.StatusInbox
+	StatusNext      Status = driver.StatusNext
+	StatusWaiting   Status = driver.StatusWaiting
+	StatusScheduled Status = driver.StatusScheduled
+	StatusSomeday   Status = driver.StatusSomeday
 )
 
 // Stage states.
 const (
-	StagePending   = driver.StagePending
-	StageCompleted = driver.StageCompleted
-	StageFailed    = driver.StageFailed
-	StageSkipped   = driver.StageSkipped
+	StagePending   StageStatus = driver.StagePending
+	StageCompleted StageStatus = driver.StageCompleted
+	StageFailed    StageStatus = driver.StageFailed
+	StageSkipped   StageStatus = driver.StageSkipped
 )
 
 // Memory roles.
 const (
-	RoleDurableMemory  = driver.RoleDurableMemory
-	RoleSessionContext = driver.RoleSessionContext
+	RoleDurableMemory  MemoryRole = driver.RoleDurableMemory
+	RoleSessionContext MemoryRole = driver.RoleSessionContext
 )
 
 // Limits on input sizes. They keep one request from exhausting memory or
@@ -126,62 +124,66 @@ const (
 	MaxListLimit     = driver.MaxListLimit
 	DefaultListLimit = driver.DefaultListLimit
 	MaxBulkIDs       = driver.MaxBulkIDs
+	// MaxRelationLen bounds a relation name, in characters.
+	MaxRelationLen = driver.MaxRelationLen
+	// MaxContextLen bounds a task's GTD context.
+	MaxContextLen = 100
+	// MaxQueryBytes bounds a search query.
+	MaxQueryBytes = 32 << 10
+	// KeywordPoolSize is the most chunks the keyword branch ranks.
+	KeywordPoolSize = 200
+	// MaxPushFiles bounds a single-shot sync push; larger folders use the
+	// three-phase protocol.
+	MaxPushFiles = 1000
+	// Graph expansion: the depth and node count Expand allows and takes
+	// by default.
+	MaxExpandDepth     = 3
+	DefaultExpandDepth = 1
+	MaxExpandNodes     = 1000
+	DefaultExpandNodes = 100
 )
 
-// Edge sources: who made an edge. Other values (memory-grooming, ...) are
-// allowed; these are the ones the library itself writes.
+// Names the library writes: edge sources (who made an edge; other values
+// are allowed), the relations it links with and the tag of auto-created
+// placeholder entities.
 const (
 	EdgeSourceManual   = driver.EdgeSourceManual   // made by a user or agent with Link
 	EdgeSourceLLM      = driver.EdgeSourceLLM      // extracted from an entity's content by an LLM
 	EdgeSourceNeighbor = driver.EdgeSourceNeighbor // linked by embedding similarity
-)
-
-// RelationRelatedTo is the relation semantic neighbours are linked with.
-const (
+	EdgeSourceGrooming = "memory-grooming"         // written by memory grooming
+	// RelationRelatedTo is the relation semantic neighbours are linked with.
 	RelationRelatedTo = driver.RelationRelatedTo
-)
-
-// MaxRelationLen bounds a relation name, in characters.
-const (
-	MaxRelationLen = driver.MaxRelationLen
+	// RelationPromotedTo links a groomed session context to the durable
+	// memory it was promoted into.
+	RelationPromotedTo = "promoted_to"
+	// TagAutoCreated tags placeholder entities that extraction created.
+	TagAutoCreated = "auto-created"
 )
 
 // Edge directions, relative to the entity asked about.
 const (
-	DirectionSource = driver.DirectionSource // the entity is the edge's source (outgoing)
-	DirectionTarget = driver.DirectionTarget // the entity is the edge's target (incoming)
-	DirectionBoth   = driver.DirectionBoth
+	DirectionSource EdgeDirection = driver.DirectionSource // the entity is the edge's source (outgoing)
+	DirectionTarget EdgeDirection = driver.DirectionTarget // the entity is the edge's target (incoming)
+	DirectionBoth   EdgeDirection = driver.DirectionBoth
 )
 
 // Scopes.
 const (
-	ScopeRead   = driver.ScopeRead
-	ScopeWrite  = driver.ScopeWrite
-	ScopeDelete = driver.ScopeDelete
-	ScopeSync   = driver.ScopeSync
+	ScopeRead   Scope = driver.ScopeRead
+	ScopeWrite  Scope = driver.ScopeWrite
+	ScopeDelete Scope = driver.ScopeDelete
+	ScopeSync   Scope = driver.ScopeSync
 	// ScopeBackup lets a key download a backup of the whole store
 	// (CheckBackup): every entity, key hash and audit entry in it.
-	ScopeBackup = driver.ScopeBackup
+	ScopeBackup Scope = driver.ScopeBackup
 )
 
-// EntityTypes lists every entity type in a stable order.
+// Every valid value, in a stable order.
 var (
-	EntityTypes = driver.EntityTypes
-)
-
-// Visibilities lists every visibility.
-var (
+	EntityTypes  = driver.EntityTypes
 	Visibilities = driver.Visibilities
-)
-
-// Statuses lists every status.
-var (
-	Statuses = driver.Statuses
-)
-
-// AllScopes lists every scope.
-var (
-	AllScopes = driver.AllScopes
+	Statuses     = driver.Statuses
+	AllScopes    = driver.AllScopes
 )
 
 // Sentinel errors. Every error the library returns wraps exactly one of them,
@@ -222,11 +224,6 @@ var (
 // FieldOf returns the field named by a *FieldError in err's chain, or "".
 func FieldOf(err error) string { return driver.FieldOf(err) }
 
-// invalid builds a *FieldError.
-func invalid(field, format string, args ...any) error {
-	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
-
 // Results and inputs of Client and Admin calls whose types the backend
 // seam defines.
 type (
@@ -246,7 +243,7 @@ type (
 
 // Vector search strategies.
 const (
-	StrategyAuto  = driver.StrategyAuto
-	StrategyExact = driver.StrategyExact
-	StrategyHNSW  = driver.StrategyHNSW
+	StrategyAuto  Strategy = driver.StrategyAuto
+	StrategyExact Strategy = driver.StrategyExact
+	StrategyHNSW  Strategy = driver.StrategyHNSW
 )

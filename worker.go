@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // EnrichStats counts the work one EnrichPending call did.
@@ -136,7 +137,7 @@ func (c *core) enrichOnce(ctx context.Context) (EnrichStats, int, error) {
 	}
 	if len(bad) > 0 {
 		st.Failed = len(bad)
-		msg := truncate(badErr.Error(), 1000)
+		msg := validate.Truncate(badErr.Error(), 1000)
 		c.log.Warn("embedding failed; will retry", "entities", len(bad), "err", msg,
 			"retry_in", w.RetryBackoff.String())
 		if err := c.store.FailEmbedding(ctx, c.ws, bad, msg, c.now().Add(w.RetryBackoff)); err != nil {

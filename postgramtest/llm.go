@@ -1,6 +1,8 @@
 package postgramtest
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,8 +21,8 @@ type ScriptedLLM struct {
 	mu       sync.Mutex
 	rules    map[string]scriptAnswer
 	fallback string
-	calls    []postgram.LLMRequest
-	info     postgram.LLMInfo
+	calls    []llm.Request
+	info     llm.Info
 }
 
 type scriptAnswer struct {
@@ -36,14 +38,14 @@ func NewScriptedLLM(fallback string) *ScriptedLLM {
 		fallback = `{"entities":[],"relations":[]}`
 	}
 	return &ScriptedLLM{rules: map[string]scriptAnswer{}, fallback: fallback,
-		info: postgram.LLMInfo{Provider: "scripted", Model: "script-1"}}
+		info: llm.Info{Provider: "scripted", Model: "script-1"}}
 }
 
 // WithInfo changes the provider and model the LLM reports.
 func (s *ScriptedLLM) WithInfo(provider, model string) *ScriptedLLM {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.info = postgram.LLMInfo{Provider: provider, Model: model}
+	s.info = llm.Info{Provider: provider, Model: model}
 	return s
 }
 
@@ -81,21 +83,21 @@ func (s *ScriptedLLM) Forget(marker string) {
 }
 
 // Calls returns the requests received so far.
-func (s *ScriptedLLM) Calls() []postgram.LLMRequest {
+func (s *ScriptedLLM) Calls() []llm.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]postgram.LLMRequest(nil), s.calls...)
+	return append([]llm.Request(nil), s.calls...)
 }
 
 // Info implements postgram.LLM.
-func (s *ScriptedLLM) Info() postgram.LLMInfo {
+func (s *ScriptedLLM) Info() llm.Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.info
 }
 
 // GenerateJSON implements postgram.LLM.
-func (s *ScriptedLLM) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.RawMessage, error) {
+func (s *ScriptedLLM) GenerateJSON(ctx context.Context, req llm.Request) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %v", postgram.ErrUnavailable, err)
 	}

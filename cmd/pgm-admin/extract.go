@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -14,7 +16,7 @@ import (
 
 // judge returns the LLM edge judge: the configured extraction model, or
 // nil (the library then says what to configure). Tests replace it.
-var judge = func(a *app) postgram.EdgeJudge { return a.env.Extraction.Judge() }
+var judge = func(a *app) llm.EdgeJudge { return a.env.Extraction.Judge() }
 
 // reextractFlags are the scope flags reextract and improve-graph share.
 type reextractFlags struct {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
@@ -14,7 +16,7 @@ import (
 // rewrites: the configured extraction model (EXTRACTION_ENABLED,
 // EXTRACTION_PROVIDER, EXTRACTION_MODEL), or nil, and the library then
 // explains what is missing. Tests replace it with a scripted one.
-var groomer = func(a *app) postgram.Groomer { return a.env.Extraction.Groomer() }
+var groomer = func(a *app) llm.Groomer { return a.env.Extraction.Groomer() }
 
 func (a *app) memoryCmd() *cobra.Command {
 	c := &cobra.Command{

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"encoding/json"
 	"strings"
@@ -14,15 +16,15 @@ import (
 // durable memory as archive.
 type keepGroomer struct{}
 
-func (keepGroomer) PromoteSessionContext(_ context.Context, c postgram.SessionCandidate) (postgram.PromotionDecision, error) {
-	return postgram.PromotionDecision{Promote: true, Content: "Durable: " + c.Content, Reason: "useful"}, nil
+func (keepGroomer) PromoteSessionContext(_ context.Context, c llm.SessionCandidate) (llm.PromotionDecision, error) {
+	return llm.PromotionDecision{Promote: true, Content: "Durable: " + c.Content, Reason: "useful"}, nil
 }
 
-func (keepGroomer) ReviewDurable(context.Context, postgram.DurableCandidate) (postgram.DurableReview, error) {
-	return postgram.DurableReview{Outcome: postgram.OutcomeArchive, Reason: "stale"}, nil
+func (keepGroomer) ReviewDurable(context.Context, llm.DurableCandidate) (llm.DurableReview, error) {
+	return llm.DurableReview{Outcome: llm.OutcomeArchive, Reason: "stale"}, nil
 }
 
-func (keepGroomer) RewriteDurable(context.Context, postgram.DurableCandidate, string) (string, error) {
+func (keepGroomer) RewriteDurable(context.Context, llm.DurableCandidate, string) (string, error) {
 	return "", nil
 }
 
@@ -30,7 +32,7 @@ func TestMemoryAdmin(t *testing.T) {
 	// Not parallel: it swaps the package's groomer, and puts the real one
 	// back (parallel tests, which run after it, use it).
 	prev := groomer
-	groomer = func(*app) postgram.Groomer { return keepGroomer{} }
+	groomer = func(*app) llm.Groomer { return keepGroomer{} }
 	t.Cleanup(func() { groomer = prev })
 	vars := map[string]string{"POSTGRAM_DATA_DIR": t.TempDir(), "LOG_LEVEL": "error"}
 	mustAdmin(t, vars, "", "migrate")

@@ -1,4 +1,4 @@
-// Package anthropic implements postgram.LLM with Anthropic's Messages API:
+// Package anthropic implements llm.Model with Anthropic's Messages API:
 // the answer's JSON Schema is offered as the only tool and the model is
 // made to call it (tool_choice), so the tool call's input is the answer.
 // It is built on github.com/anthropics/anthropic-sdk-go/v2, configured only
@@ -14,6 +14,8 @@
 package anthropic
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,7 +59,7 @@ type Config struct {
 	UserAgent string
 }
 
-// Client is a postgram.LLM. It is safe for concurrent use.
+// Client is a llm.Model. It is safe for concurrent use.
 type Client struct {
 	api    sdk.MessageService
 	base   string // the API root without /v1
@@ -130,17 +132,17 @@ func New(cfg Config) (*Client, error) {
 }
 
 // NewExtractor returns a relation extractor backed by the model.
-func NewExtractor(cfg Config) (*postgram.LLMExtractor, error) {
+func NewExtractor(cfg Config) (*llm.ModelExtractor, error) {
 	c, err := New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return postgram.NewLLMExtractor(c), nil
+	return llm.NewExtractor(c), nil
 }
 
-// Info implements postgram.LLM.
-func (c *Client) Info() postgram.LLMInfo {
-	return postgram.LLMInfo{Provider: "anthropic", Model: c.model}
+// Info implements llm.Model.
+func (c *Client) Info() llm.Info {
+	return llm.Info{Provider: "anthropic", Model: c.model}
 }
 
 type response struct {
@@ -155,8 +157,8 @@ type response struct {
 	Error      json.RawMessage `json:"error"`
 }
 
-// GenerateJSON implements postgram.LLM.
-func (c *Client) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.RawMessage, error) {
+// GenerateJSON implements llm.Model.
+func (c *Client) GenerateJSON(ctx context.Context, req llm.Request) (json.RawMessage, error) {
 	name := req.SchemaName
 	if name == "" {
 		name = "answer"

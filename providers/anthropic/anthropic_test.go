@@ -1,6 +1,8 @@
 package anthropic
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,17 +94,17 @@ const goodInput = `{"entities":[{"name":"Alice Chen","type":"person"},{"name":"P
 "relations":[{"source":"SELF","target":"Alice Chen","relation":"involves","confidence":0.92},
 {"source":"Alice Chen","target":"Project Atlas","relation":"Works On","confidence":0.8}]}`
 
-var wantExtraction = &postgram.Extraction{
-	Entities: []postgram.ExtractedEntity{{Name: "Alice Chen", Type: postgram.TypePerson}, {Name: "Project Atlas", Type: postgram.TypeProject}},
-	Relations: []postgram.ExtractedRelation{
+var wantExtraction = &llm.Extraction{
+	Entities: []llm.ExtractedEntity{{Name: "Alice Chen", Type: postgram.TypePerson}, {Name: "Project Atlas", Type: postgram.TypeProject}},
+	Relations: []llm.ExtractedRelation{
 		{Source: "SELF", Target: "Alice Chen", Relation: "involves", Confidence: 0.92},
 		{Source: "Alice Chen", Target: "Project Atlas", Relation: "works_on", Confidence: 0.8},
 	},
-	Info: postgram.ExtractorInfo{Provider: "anthropic", Model: DefaultModel, PromptVersion: postgram.ExtractPromptVersion},
+	Info: llm.ExtractorInfo{Provider: "anthropic", Model: DefaultModel, PromptVersion: llm.ExtractPromptVersion},
 }
 
-var input = postgram.ExtractInput{Type: postgram.TypeDocument, Name: "Kickoff notes",
-	Content: "Alice Chen kicked off Project Atlas.", Known: []postgram.KnownEntity{{Name: "Alice Chen", Type: postgram.TypePerson}}}
+var input = llm.ExtractInput{Type: postgram.TypeDocument, Name: "Kickoff notes",
+	Content: "Alice Chen kicked off Project Atlas.", Known: []llm.KnownEntity{{Name: "Alice Chen", Type: postgram.TypePerson}}}
 
 func TestExtractSuccess(t *testing.T) {
 	t.Parallel()
@@ -214,7 +216,7 @@ func TestGenerateJSONRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := c.GenerateJSON(context.Background(), postgram.LLMRequest{Prompt: "p", Schema: map[string]any{"type": "object"}, MaxTokens: 300})
+	raw, err := c.GenerateJSON(context.Background(), llm.Request{Prompt: "p", Schema: map[string]any{"type": "object"}, MaxTokens: 300})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +233,7 @@ func TestGenerateJSONRequest(t *testing.T) {
 	if d := cmp.Diff(map[string]any{"type": "tool", "name": "answer"}, b["tool_choice"]); d != "" {
 		t.Errorf("an unnamed schema's tool_choice (-want +got):\n%s", d)
 	}
-	if c.Info() != (postgram.LLMInfo{Provider: "anthropic", Model: "claude-sonnet-4-5"}) {
+	if c.Info() != (llm.Info{Provider: "anthropic", Model: "claude-sonnet-4-5"}) {
 		t.Errorf("Info = %+v", c.Info())
 	}
 }
@@ -309,7 +311,7 @@ func TestExtractFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := x.Extract(context.Background(), postgram.ExtractInput{Type: postgram.TypeMemory, Content: "Bob met Alice."})
+			out, err := x.Extract(context.Background(), llm.ExtractInput{Type: postgram.TypeMemory, Content: "Bob met Alice."})
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Extract = %+v, %v; want an error wrapping %v", out, err, tt.want)
 			}
@@ -341,7 +343,7 @@ func TestCanceled(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err = c.GenerateJSON(ctx, postgram.LLMRequest{Prompt: "p", SchemaName: "x", Schema: map[string]any{"type": "object"}})
+	_, err = c.GenerateJSON(ctx, llm.Request{Prompt: "p", SchemaName: "x", Schema: map[string]any{"type": "object"}})
 	if !errors.Is(err, postgram.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want ErrUnavailable wrapping context.DeadlineExceeded", err)
 	}
@@ -353,7 +355,7 @@ func TestConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.base != DefaultBaseURL || c.Info() != (postgram.LLMInfo{Provider: "anthropic", Model: DefaultModel}) || c.client.Timeout != DefaultTimeout {
+	if c.base != DefaultBaseURL || c.Info() != (llm.Info{Provider: "anthropic", Model: DefaultModel}) || c.client.Timeout != DefaultTimeout {
 		t.Errorf("defaults: base %q, info %+v, timeout %s", c.base, c.Info(), c.client.Timeout)
 	}
 	tests := []struct {

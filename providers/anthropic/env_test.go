@@ -1,14 +1,14 @@
 package anthropic
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
-
-	"github.com/postgram-go/postgram"
 )
 
 // TestSDKIgnoresEnvironment sets the variables anthropic-sdk-go reads by
@@ -36,7 +36,7 @@ func TestSDKIgnoresEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GenerateJSON(context.Background(), postgram.LLMRequest{Prompt: "p", Schema: map[string]any{"type": "object"}}); err != nil {
+	if _, err := c.GenerateJSON(context.Background(), llm.Request{Prompt: "p", Schema: map[string]any{"type": "object"}}); err != nil {
 		t.Fatalf("GenerateJSON: %v", err)
 	}
 	if len(seen) != 1 {
@@ -72,7 +72,7 @@ func TestNoSDKRetries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.GenerateJSON(context.Background(), postgram.LLMRequest{Prompt: "p"}); err == nil {
+		if _, err := c.GenerateJSON(context.Background(), llm.Request{Prompt: "p"}); err == nil {
 			t.Errorf("HTTP %d: no error", status)
 		}
 		srv.Close()

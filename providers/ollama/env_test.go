@@ -1,6 +1,8 @@
 package ollama_test
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"io"
 	"net/http"
@@ -8,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/providers/ollama"
 )
 
@@ -44,7 +45,7 @@ func TestSDKIgnoresEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GenerateJSON(context.Background(), postgram.LLMRequest{Prompt: "p"}); err != nil {
+	if _, err := c.GenerateJSON(context.Background(), llm.Request{Prompt: "p"}); err != nil {
 		t.Fatalf("GenerateJSON: %v", err)
 	}
 	if len(seen) != 2 {
@@ -81,7 +82,7 @@ func TestNoSDKRetries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.GenerateJSON(context.Background(), postgram.LLMRequest{Prompt: "p"}); err == nil {
+		if _, err := c.GenerateJSON(context.Background(), llm.Request{Prompt: "p"}); err == nil {
 			t.Errorf("HTTP %d: chat: no error", status)
 		}
 		srv.Close()

@@ -1,6 +1,8 @@
 package ollama
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"encoding/json"
 	"net/http"
@@ -44,7 +46,7 @@ type ChatConfig struct {
 	HTTPClient *http.Client
 }
 
-// Chat is a postgram.LLM backed by Ollama's /api/chat with a JSON Schema
+// Chat is a llm.Model backed by Ollama's /api/chat with a JSON Schema
 // as "format" (structured output). It is safe for concurrent use.
 type Chat struct {
 	api    *api.Client
@@ -112,16 +114,16 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 }
 
 // NewExtractor returns a relation extractor backed by the chat model.
-func NewExtractor(cfg ChatConfig) (*postgram.LLMExtractor, error) {
+func NewExtractor(cfg ChatConfig) (*llm.ModelExtractor, error) {
 	c, err := NewChat(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return postgram.NewLLMExtractor(c), nil
+	return llm.NewExtractor(c), nil
 }
 
-// Info implements postgram.LLM.
-func (c *Chat) Info() postgram.LLMInfo { return postgram.LLMInfo{Provider: "ollama", Model: c.model} }
+// Info implements llm.Model.
+func (c *Chat) Info() llm.Info { return llm.Info{Provider: "ollama", Model: c.model} }
 
 type chatResponse struct {
 	Model   string `json:"model"`
@@ -134,8 +136,8 @@ type chatResponse struct {
 	Error      json.RawMessage `json:"error"`
 }
 
-// GenerateJSON implements postgram.LLM.
-func (c *Chat) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.RawMessage, error) {
+// GenerateJSON implements llm.Model.
+func (c *Chat) GenerateJSON(ctx context.Context, req llm.Request) (json.RawMessage, error) {
 	opts := map[string]any{"temperature": 0}
 	if req.MaxTokens > 0 {
 		opts["num_predict"] = req.MaxTokens

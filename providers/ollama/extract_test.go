@@ -1,6 +1,8 @@
 package ollama
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,13 +79,13 @@ const goodChat = `{"entities": [{"name": "Alice Chen", "type": "person"}, {"name
 
 func TestChatExtractSuccess(t *testing.T) {
 	t.Parallel()
-	want := &postgram.Extraction{
-		Entities: []postgram.ExtractedEntity{{Name: "Alice Chen", Type: postgram.TypePerson}, {Name: "Project Atlas", Type: postgram.TypeProject}},
-		Relations: []postgram.ExtractedRelation{
+	want := &llm.Extraction{
+		Entities: []llm.ExtractedEntity{{Name: "Alice Chen", Type: postgram.TypePerson}, {Name: "Project Atlas", Type: postgram.TypeProject}},
+		Relations: []llm.ExtractedRelation{
 			{Source: "SELF", Target: "Alice Chen", Relation: "involves", Confidence: 0.92},
 			{Source: "Alice Chen", Target: "Project Atlas", Relation: "works_on", Confidence: 0.8},
 		},
-		Info: postgram.ExtractorInfo{Provider: "ollama", Model: DefaultChatModel, PromptVersion: postgram.ExtractPromptVersion},
+		Info: llm.ExtractorInfo{Provider: "ollama", Model: DefaultChatModel, PromptVersion: llm.ExtractPromptVersion},
 	}
 	tests := []struct {
 		name string
@@ -103,8 +105,8 @@ func TestChatExtractSuccess(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := x.Extract(context.Background(), postgram.ExtractInput{Type: postgram.TypeDocument, Name: "Kickoff notes",
-				Content: "Alice Chen kicked off Project Atlas.", Known: []postgram.KnownEntity{{Name: "Alice Chen", Type: postgram.TypePerson}}})
+			out, err := x.Extract(context.Background(), llm.ExtractInput{Type: postgram.TypeDocument, Name: "Kickoff notes",
+				Content: "Alice Chen kicked off Project Atlas.", Known: []llm.KnownEntity{{Name: "Alice Chen", Type: postgram.TypePerson}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,21 +165,21 @@ func TestChatRequestOptions(t *testing.T) {
 	tests := []struct {
 		name    string
 		cfg     ChatConfig
-		req     postgram.LLMRequest
+		req     llm.Request
 		auth    string
 		think   any // nil: absent
 		options map[string]any
 		format  any
 	}{
 		{name: "key, reasoning, context", cfg: ChatConfig{APIKey: chatKey, Model: "gpt-oss:20b", ReasoningEffort: "high", ContextLength: 16384},
-			req:  postgram.LLMRequest{System: "s", Prompt: "p", Schema: map[string]any{"type": "object"}, MaxTokens: 200},
+			req:  llm.Request{System: "s", Prompt: "p", Schema: map[string]any{"type": "object"}, MaxTokens: 200},
 			auth: "Bearer " + chatKey, think: "high", options: map[string]any{"temperature": float64(0), "num_predict": float64(200), "num_ctx": float64(16384)},
 			format: map[string]any{"type": "object"}},
 		{name: "minimal reasoning turns thinking off", cfg: ChatConfig{Model: "qwen3:8b", ReasoningEffort: "minimal"},
-			req:   postgram.LLMRequest{Prompt: "p", Schema: map[string]any{"type": "object"}},
+			req:   llm.Request{Prompt: "p", Schema: map[string]any{"type": "object"}},
 			think: false, options: map[string]any{"temperature": float64(0)}, format: map[string]any{"type": "object"}},
 		{name: "no schema means JSON mode", cfg: ChatConfig{},
-			req:     postgram.LLMRequest{Prompt: "p"},
+			req:     llm.Request{Prompt: "p"},
 			options: map[string]any{"temperature": float64(0)}, format: "json"},
 	}
 	for _, tt := range tests {
@@ -282,7 +284,7 @@ func TestChatExtractFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := x.Extract(context.Background(), postgram.ExtractInput{Type: postgram.TypeMemory, Content: "Bob met Alice."})
+			out, err := x.Extract(context.Background(), llm.ExtractInput{Type: postgram.TypeMemory, Content: "Bob met Alice."})
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Extract = %+v, %v; want an error wrapping %v", out, err, tt.want)
 			}
@@ -318,7 +320,7 @@ func TestChatUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.GenerateJSON(context.Background(), postgram.LLMRequest{Prompt: "p", Schema: map[string]any{"type": "object"}})
+	_, err = c.GenerateJSON(context.Background(), llm.Request{Prompt: "p", Schema: map[string]any{"type": "object"}})
 	if !errors.Is(err, postgram.ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
@@ -330,7 +332,7 @@ func TestChatConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.base != DefaultBaseURL || c.Info() != (postgram.LLMInfo{Provider: "ollama", Model: DefaultChatModel}) || c.client.Timeout != DefaultChatTimeout {
+	if c.base != DefaultBaseURL || c.Info() != (llm.Info{Provider: "ollama", Model: DefaultChatModel}) || c.client.Timeout != DefaultChatTimeout {
 		t.Errorf("defaults: base %q, info %+v, timeout %s", c.base, c.Info(), c.client.Timeout)
 	}
 	tests := []struct {

@@ -1,5 +1,5 @@
 // Package ollama implements postgram.Embedder for an Ollama server's
-// /api/embed endpoint and postgram.LLM (Chat) for its /api/chat endpoint
+// /api/embed endpoint and llm.Model (Chat) for its /api/chat endpoint
 // with a JSON Schema as "format". It is built on github.com/ollama/ollama/api
 // with an explicit server URL (OLLAMA_HOST is not read). One variable of the
 // Ollama client remains in effect: with OLLAMA_AUTH set (or a server on

@@ -1,6 +1,8 @@
 package openai_test
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"io"
 	"net/http"
@@ -8,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/providers/openai"
 )
 
@@ -53,7 +54,7 @@ func TestSDKIgnoresEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GenerateJSON(context.Background(), postgram.LLMRequest{System: "s", Prompt: "p"}); err != nil {
+	if _, err := c.GenerateJSON(context.Background(), llm.Request{System: "s", Prompt: "p"}); err != nil {
 		t.Fatalf("GenerateJSON: %v", err)
 	}
 	// A keyless compatible server gets no Authorization header, not the env key.
@@ -109,7 +110,7 @@ func TestNoSDKRetries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.GenerateJSON(context.Background(), postgram.LLMRequest{Prompt: "p"}); err == nil {
+		if _, err := c.GenerateJSON(context.Background(), llm.Request{Prompt: "p"}); err == nil {
 			t.Errorf("HTTP %d: chat: no error", status)
 		}
 		srv.Close()

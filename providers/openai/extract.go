@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"encoding/json"
 	"net/http"
@@ -53,7 +55,7 @@ type ChatConfig struct {
 	UserAgent string
 }
 
-// Chat is a postgram.LLM backed by the chat completions API with
+// Chat is a llm.Model backed by the chat completions API with
 // JSON-schema structured output (response_format json_schema, strict). It
 // is safe for concurrent use.
 type Chat struct {
@@ -126,16 +128,16 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 }
 
 // NewExtractor returns a relation extractor backed by the chat model.
-func NewExtractor(cfg ChatConfig) (*postgram.LLMExtractor, error) {
+func NewExtractor(cfg ChatConfig) (*llm.ModelExtractor, error) {
 	c, err := NewChat(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return postgram.NewLLMExtractor(c), nil
+	return llm.NewExtractor(c), nil
 }
 
-// Info implements postgram.LLM.
-func (c *Chat) Info() postgram.LLMInfo { return postgram.LLMInfo{Provider: c.provider, Model: c.model} }
+// Info implements llm.Model.
+func (c *Chat) Info() llm.Info { return llm.Info{Provider: c.provider, Model: c.model} }
 
 type chatResponse struct {
 	Choices []struct {
@@ -150,8 +152,8 @@ type chatResponse struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// GenerateJSON implements postgram.LLM.
-func (c *Chat) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.RawMessage, error) {
+// GenerateJSON implements llm.Model.
+func (c *Chat) GenerateJSON(ctx context.Context, req llm.Request) (json.RawMessage, error) {
 	name := req.SchemaName
 	if name == "" {
 		name = "answer" // json_schema.name is required

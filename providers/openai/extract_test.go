@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,18 +64,18 @@ func TestChatExtractSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := x.Extract(context.Background(), postgram.ExtractInput{Type: postgram.TypeDocument, Name: "Kickoff notes",
-		Content: "Alice Chen kicked off Project Atlas.", Known: []postgram.KnownEntity{{Name: "Alice Chen", Type: postgram.TypePerson}}})
+	out, err := x.Extract(context.Background(), llm.ExtractInput{Type: postgram.TypeDocument, Name: "Kickoff notes",
+		Content: "Alice Chen kicked off Project Atlas.", Known: []llm.KnownEntity{{Name: "Alice Chen", Type: postgram.TypePerson}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &postgram.Extraction{
-		Entities: []postgram.ExtractedEntity{{Name: "Alice Chen", Type: postgram.TypePerson}, {Name: "Project Atlas", Type: postgram.TypeProject}},
-		Relations: []postgram.ExtractedRelation{
+	want := &llm.Extraction{
+		Entities: []llm.ExtractedEntity{{Name: "Alice Chen", Type: postgram.TypePerson}, {Name: "Project Atlas", Type: postgram.TypeProject}},
+		Relations: []llm.ExtractedRelation{
 			{Source: "SELF", Target: "Alice Chen", Relation: "involves", Confidence: 0.92},
 			{Source: "Alice Chen", Target: "Project Atlas", Relation: "works_on", Confidence: 0.8},
 		},
-		Info: postgram.ExtractorInfo{Provider: "openai", Model: DefaultChatModel, PromptVersion: postgram.ExtractPromptVersion},
+		Info: llm.ExtractorInfo{Provider: "openai", Model: DefaultChatModel, PromptVersion: llm.ExtractPromptVersion},
 	}
 	if d := cmp.Diff(want, out); d != "" {
 		t.Errorf("extraction (-want +got):\n%s", d)
@@ -110,7 +112,7 @@ func TestChatCompatibleDialect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := c.GenerateJSON(context.Background(), postgram.LLMRequest{System: "s", Prompt: "p", SchemaName: "x",
+	raw, err := c.GenerateJSON(context.Background(), llm.Request{System: "s", Prompt: "p", SchemaName: "x",
 		Schema: map[string]any{"type": "object"}, MaxTokens: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +126,7 @@ func TestChatCompatibleDialect(t *testing.T) {
 	if got["max_tokens"] != float64(100) || got["max_completion_tokens"] != nil {
 		t.Errorf("compatible servers take max_tokens: %v", got)
 	}
-	if c.Info() != (postgram.LLMInfo{Provider: "openai-compatible", Model: "qwen2.5-7b-instruct"}) {
+	if c.Info() != (llm.Info{Provider: "openai-compatible", Model: "qwen2.5-7b-instruct"}) {
 		t.Errorf("info = %+v", c.Info())
 	}
 }
@@ -200,7 +202,7 @@ func TestChatFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = x.Extract(context.Background(), postgram.ExtractInput{Type: postgram.TypeMemory, Content: "Bob met Alice."})
+			_, err = x.Extract(context.Background(), llm.ExtractInput{Type: postgram.TypeMemory, Content: "Bob met Alice."})
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
@@ -229,27 +231,27 @@ func TestChatRequest(t *testing.T) {
 	tests := []struct {
 		name   string
 		cfg    ChatConfig
-		req    postgram.LLMRequest
+		req    llm.Request
 		header map[string]string
 		want   map[string]any // expected request fields; nil values must be absent
 	}{
 		{name: "openai", cfg: ChatConfig{APIKey: "sk-test", UserAgent: "postgram-test/1"},
-			req:    postgram.LLMRequest{System: "s", Prompt: "p", SchemaName: "verdict", Schema: schema, MaxTokens: 512},
+			req:    llm.Request{System: "s", Prompt: "p", SchemaName: "verdict", Schema: schema, MaxTokens: 512},
 			header: map[string]string{"Authorization": "Bearer sk-test", "User-Agent": "postgram-test/1", "Content-Type": "application/json"},
 			want: map[string]any{"model": DefaultChatModel, "temperature": float64(0), "max_completion_tokens": float64(512), "max_tokens": nil,
 				"reasoning_effort": nil, "stream": nil,
 				"messages":        []any{map[string]any{"role": "system", "content": "s"}, map[string]any{"role": "user", "content": "p"}},
 				"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "verdict", "strict": true, "schema": schema}}}},
 		{name: "reasoning model", cfg: ChatConfig{APIKey: "sk-test", Model: "gpt-5-mini", ReasoningEffort: "low"},
-			req:    postgram.LLMRequest{Prompt: "p", SchemaName: "verdict", Schema: schema},
+			req:    llm.Request{Prompt: "p", SchemaName: "verdict", Schema: schema},
 			header: map[string]string{"Authorization": "Bearer sk-test"},
 			want:   map[string]any{"model": "gpt-5-mini", "temperature": nil, "reasoning_effort": "low", "max_completion_tokens": nil}},
 		{name: "unnamed schema", cfg: ChatConfig{APIKey: "sk-test"},
-			req: postgram.LLMRequest{Prompt: "p", Schema: schema},
+			req: llm.Request{Prompt: "p", Schema: schema},
 			want: map[string]any{"response_format": map[string]any{"type": "json_schema",
 				"json_schema": map[string]any{"name": "answer", "strict": true, "schema": schema}}}},
 		{name: "no schema", cfg: ChatConfig{Provider: "openai-compatible", Model: "llama-3.1-8b-instruct"},
-			req:    postgram.LLMRequest{Prompt: "p", MaxTokens: 64},
+			req:    llm.Request{Prompt: "p", MaxTokens: 64},
 			header: map[string]string{"Authorization": ""},
 			want:   map[string]any{"response_format": map[string]any{"type": "json_object"}, "max_tokens": float64(64), "max_completion_tokens": nil}},
 	}
@@ -300,7 +302,7 @@ func TestChatConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.base != DefaultBaseURL || c.Info() != (postgram.LLMInfo{Provider: "openai", Model: DefaultChatModel}) ||
+	if c.base != DefaultBaseURL || c.Info() != (llm.Info{Provider: "openai", Model: DefaultChatModel}) ||
 		c.client.Timeout != DefaultChatTimeout || c.compatible {
 		t.Errorf("defaults: base %q, info %+v, timeout %s, compatible %v", c.base, c.Info(), c.client.Timeout, c.compatible)
 	}

@@ -1,5 +1,5 @@
 // Package openai implements postgram.Embedder for the OpenAI embeddings API
-// and postgram.LLM (Chat) for the chat completions API with JSON-schema
+// and llm.Model (Chat) for the chat completions API with JSON-schema
 // structured output, for OpenAI and for servers that speak the same wire
 // format (vLLM, LiteLLM, LocalAI, llama.cpp server, ...). It is built on
 // github.com/openai/openai-go/v3, configured only from Config: the SDK's

@@ -24,7 +24,7 @@ const (
 	backupRowPage = 2000
 )
 
-// ReadBackup implements postgram.BackupStorage: one REPEATABLE READ,
+// ReadBackup implements driver.BackupStorage: one REPEATABLE READ,
 // read-only transaction (one snapshot) read page by page along primary
 // keys.
 func (s *Store) ReadBackup(ctx context.Context, sink driver.BackupSink) error {
@@ -370,7 +370,7 @@ func backupSyncFiles(ctx context.Context, tx pgx.Tx, ws string, sink driver.Back
 	return nil
 }
 
-// BackupRowCounts implements postgram.BackupStorage.
+// BackupRowCounts implements driver.BackupStorage.
 func (s *Store) BackupRowCounts(ctx context.Context) (map[string]int64, error) {
 	var m, e, c, v, ed, k, a, sf int64
 	err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM embedding_models), (SELECT count(*) FROM entities),
@@ -385,7 +385,7 @@ func (s *Store) BackupRowCounts(ctx context.Context) (map[string]int64, error) {
 		driver.BackupSyncFiles: sf}, nil
 }
 
-// RestoreModels implements postgram.BackupStorage. The models keep their
+// RestoreModels implements driver.BackupStorage. The models keep their
 // ids (the sequence moves past them); the HNSW index of each is built by
 // FinishRestore, after the chunks are in.
 func (s *Store) RestoreModels(ctx context.Context, models []driver.BackupModel) error {
@@ -444,7 +444,7 @@ func (s *Store) FinishRestore(ctx context.Context) error {
 	return nil
 }
 
-// RestoreEntities implements postgram.BackupStorage: entities through one
+// RestoreEntities implements driver.BackupStorage: entities through one
 // pipelined batch, chunks with COPY.
 func (s *Store) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity) error {
 	if len(recs) == 0 {
@@ -493,7 +493,7 @@ func (s *Store) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity
 	return nil
 }
 
-// RestoreEdges implements postgram.BackupStorage.
+// RestoreEdges implements driver.BackupStorage.
 func (s *Store) RestoreEdges(ctx context.Context, edges []driver.BackupEdge) error {
 	if len(edges) == 0 {
 		return nil
@@ -519,7 +519,7 @@ func (s *Store) RestoreEdges(ctx context.Context, edges []driver.BackupEdge) err
 	return nil
 }
 
-// RestoreKeys implements postgram.BackupStorage.
+// RestoreKeys implements driver.BackupStorage.
 func (s *Store) RestoreKeys(ctx context.Context, keys []driver.BackupKey) error {
 	if len(keys) == 0 {
 		return nil
@@ -553,7 +553,7 @@ func (s *Store) RestoreKeys(ctx context.Context, keys []driver.BackupKey) error 
 	return nil
 }
 
-// RestoreAudit implements postgram.BackupStorage.
+// RestoreAudit implements driver.BackupStorage.
 func (s *Store) RestoreAudit(ctx context.Context, entries []driver.BackupAudit) error {
 	if len(entries) == 0 {
 		return nil
@@ -577,7 +577,7 @@ func (s *Store) RestoreAudit(ctx context.Context, entries []driver.BackupAudit) 
 	return nil
 }
 
-// RestoreSyncFiles implements postgram.BackupStorage.
+// RestoreSyncFiles implements driver.BackupStorage.
 func (s *Store) RestoreSyncFiles(ctx context.Context, files []driver.BackupSyncFile) error {
 	if len(files) == 0 {
 		return nil

@@ -72,7 +72,7 @@ func chunkArrays(chunks []driver.ChunkInput) (ids []uuid.UUID, idx []int32, cont
 	return
 }
 
-// CreateEntity implements postgram.Storage: one statement inserts the
+// CreateEntity implements driver.Storage: one statement inserts the
 // entity and its chunks (and so the keyword index) and notifies workers at
 // commit.
 func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
@@ -117,7 +117,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, c
 	return nil
 }
 
-// GetEntity implements postgram.Storage.
+// GetEntity implements driver.Storage.
 func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*driver.Entity, error) {
 	e, err := scanEntity(s.pool.QueryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = $2", ws, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -129,7 +129,7 @@ func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*driver
 	return e, nil
 }
 
-// GetEntities implements postgram.Storage.
+// GetEntities implements driver.Storage.
 func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]*driver.Entity, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -153,7 +153,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 	return out, nil
 }
 
-// UpdateEntity implements postgram.Storage.
+// UpdateEntity implements driver.Storage.
 func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, expected int64, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
 	// updateTx's UPDATE locks the entity before the chunks are replaced
 	// (see the lock order in tx.go).
@@ -240,7 +240,7 @@ func toStrings[T ~string](in []T) []string {
 	return out
 }
 
-// ListEntities implements postgram.Storage.
+// ListEntities implements driver.Storage.
 func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*driver.Entity, int, error) {
 	args := []any{ws}
 	where := filterSQL(f, &args)

@@ -12,7 +12,7 @@ import (
 	"github.com/postgram-go/postgram/driver"
 )
 
-// ClaimExtraction implements postgram.ExtractionStorage with the same
+// ClaimExtraction implements driver.ExtractionStorage with the same
 // FOR NO KEY UPDATE SKIP LOCKED lease as the embedding queue.
 func (s *Store) ClaimExtraction(ctx context.Context, ws string, q driver.ExtractClaim) ([]driver.ExtractJob, error) {
 	rows, err := s.pool.Query(ctx, `
@@ -45,7 +45,7 @@ func (s *Store) ClaimExtraction(ctx context.Context, ws string, q driver.Extract
 	return jobs, nil
 }
 
-// CompleteExtraction implements postgram.ExtractionStorage.
+// CompleteExtraction implements driver.ExtractionStorage.
 func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.ExtractResult) (int, bool, error) {
 	written, ok := 0, false
 	// The origin entity is locked before its edges (see the lock order in
@@ -107,7 +107,7 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.Extr
 	return written, ok, nil
 }
 
-// FailExtraction implements postgram.ExtractionStorage.
+// FailExtraction implements driver.ExtractionStorage.
 func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []driver.ExtractJob, errMsg string, retryAt time.Time) error {
 	if len(jobs) == 0 {
 		return nil
@@ -134,7 +134,7 @@ func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []driver.Ext
 	return nil
 }
 
-// QueueExtraction implements postgram.ExtractionStorage.
+// QueueExtraction implements driver.ExtractionStorage.
 func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID, o driver.ExtractOverride, cleanSources []string) (int, int, error) {
 	if len(ids) == 0 {
 		return 0, 0, nil
@@ -175,7 +175,7 @@ func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID,
 // inner whitespace collapsed, lower-cased.
 const nameKeySQL = `lower(regexp_replace(btrim(%s), '\s+', ' ', 'g'))`
 
-// FindByNames implements postgram.ExtractionStorage. Session context is
+// FindByNames implements driver.ExtractionStorage. Session context is
 // never a resolution target.
 func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]driver.NameMatch, error) {
 	if len(keys) == 0 {

@@ -125,7 +125,7 @@ func edgeKeyOrder(edges []driver.Edge) []int {
 	return order
 }
 
-// UpsertEdges implements postgram.GraphStorage.
+// UpsertEdges implements driver.GraphStorage.
 func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []driver.Edge, audit *driver.AuditEntry) ([]driver.Edge, error) {
 	var out []driver.Edge
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -141,7 +141,7 @@ func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []driver.Edge,
 	return out, nil
 }
 
-// GetEdge implements postgram.GraphStorage.
+// GetEdge implements driver.GraphStorage.
 func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*driver.Edge, error) {
 	e, err := scanEdge(s.pool.QueryRow(ctx, "SELECT "+edgeCols+" FROM edges ed WHERE ed.workspace_id = $1 AND ed.id = $2", ws, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -153,7 +153,7 @@ func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*driver.E
 	return &e, nil
 }
 
-// DeleteEdges implements postgram.GraphStorage.
+// DeleteEdges implements driver.GraphStorage.
 func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, audit *driver.AuditEntry) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
@@ -184,7 +184,7 @@ func uuidArray(ids []uuid.UUID) []pgtype.UUID {
 	return out
 }
 
-// FindEdges implements postgram.GraphStorage.
+// FindEdges implements driver.GraphStorage.
 func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([]driver.Edge, error) {
 	args := sqlArgs{ws}
 	var from string
@@ -269,7 +269,7 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([
 
 var _ driver.ExpandLevelStorage = (*Store)(nil)
 
-// ExpandLevel implements postgram.ExpandLevelStorage in one statement;
+// ExpandLevel implements driver.ExpandLevelStorage in one statement;
 // only ids leave the server.
 //
 // A step needs the Limit+1 best unseen entities, not every edge incident to
@@ -397,7 +397,7 @@ func (s *Store) expandLevel(ctx context.Context, sql string, args []any) ([]uuid
 	return ids, cut, nil
 }
 
-// ReplaceDerivedEdges implements postgram.GraphStorage. The delete and
+// ReplaceDerivedEdges implements driver.GraphStorage. The delete and
 // the upserts travel as one batch, which PostgreSQL runs as one implicit
 // transaction: a single round trip instead of four.
 //
@@ -453,7 +453,7 @@ func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.
 	return int(tag.RowsAffected()), nil
 }
 
-// ChunkVectors implements postgram.GraphStorage.
+// ChunkVectors implements driver.GraphStorage.
 func (s *Store) ChunkVectors(ctx context.Context, ws string, entityID uuid.UUID, modelID int64) ([][]float32, error) {
 	rows, err := s.pool.Query(ctx, `SELECT embedding FROM chunks WHERE workspace_id = $1 AND entity_id = $2
 		AND model_id = $3 AND embedding IS NOT NULL ORDER BY chunk_index`, ws, entityID, modelID)

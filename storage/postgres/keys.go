@@ -35,7 +35,7 @@ func auditInsert(ctx context.Context, tx pgx.Tx, ws string, a *driver.AuditEntry
 	return err
 }
 
-// AppendAudit implements postgram.Storage.
+// AppendAudit implements driver.Storage.
 func (s *Store) AppendAudit(ctx context.Context, ws string, a *driver.AuditEntry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return auditInsert(ctx, tx, ws, a) })
 	if err != nil {
@@ -44,7 +44,7 @@ func (s *Store) AppendAudit(ctx context.Context, ws string, a *driver.AuditEntry
 	return nil
 }
 
-// PruneAudit implements postgram.Storage. The prune sets
+// PruneAudit implements driver.Storage. The prune sets
 // postgram.audit_prune for its own transaction only, which migration 012's
 // trigger lets delete.
 func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dryRun bool, audit *driver.AuditEntry) (int, error) {
@@ -86,7 +86,7 @@ func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dry
 	return int(n), nil
 }
 
-// ListAudit implements postgram.Storage.
+// ListAudit implements driver.Storage.
 func (s *Store) ListAudit(ctx context.Context, ws string, f driver.AuditFilter) ([]driver.AuditEntry, error) {
 	args := sqlArgs{ws}
 	where := "workspace_id = $1"
@@ -152,7 +152,7 @@ func scanKey(row pgx.Row, extra ...any) (*driver.APIKey, error) {
 	return &k, nil
 }
 
-// CreateKey implements postgram.Storage.
+// CreateKey implements driver.Storage.
 func (s *Store) CreateKey(ctx context.Context, ws string, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
@@ -174,7 +174,7 @@ func insertKey(ctx context.Context, tx pgx.Tx, ws string, k *driver.APIKey, hash
 	return err
 }
 
-// RotateKey implements postgram.Storage. The trigger of migration 010
+// RotateKey implements driver.Storage. The trigger of migration 010
 // tells every server that the old key changed.
 func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -200,7 +200,7 @@ func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpi
 	return nil
 }
 
-// KeyByHash implements postgram.Storage.
+// KeyByHash implements driver.Storage.
 func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*driver.APIKey, []byte, error) {
 	var stored []byte
 	k, err := scanKey(s.pool.QueryRow(ctx, "SELECT "+keyCols+", key_hash FROM api_keys WHERE workspace_id = $1 AND key_hash = $2", ws, hash), &stored)
@@ -213,7 +213,7 @@ func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*driver.
 	return k, stored, nil
 }
 
-// ListKeys implements postgram.Storage.
+// ListKeys implements driver.Storage.
 func (s *Store) ListKeys(ctx context.Context, ws string) ([]driver.APIKey, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+keyCols+" FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id", ws)
 	if err != nil {
@@ -231,7 +231,7 @@ func (s *Store) ListKeys(ctx context.Context, ws string) ([]driver.APIKey, error
 	return out, rows.Err()
 }
 
-// RevokeKey implements postgram.Storage. The trigger of migration 010
+// RevokeKey implements driver.Storage. The trigger of migration 010
 // notifies every process listening (see Listen) at commit.
 func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *driver.AuditEntry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -253,7 +253,7 @@ func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.
 	return nil
 }
 
-// TouchKeys implements postgram.Storage.
+// TouchKeys implements driver.Storage.
 func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.Time) error {
 	if len(used) == 0 {
 		return nil
@@ -277,7 +277,7 @@ func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.T
 	return nil
 }
 
-// Stats implements postgram.Storage.
+// Stats implements driver.Storage.
 func (s *Store) Stats(ctx context.Context, ws string) (driver.StoreStats, error) {
 	st := driver.StoreStats{EntitiesByType: map[string]int{}, EntitiesByStatus: map[string]int{}}
 	rows, err := s.pool.Query(ctx, `SELECT type, status, count(*) FROM entities WHERE workspace_id = $1 GROUP BY type, status`, ws)

@@ -77,7 +77,7 @@ func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, er
 	return b.String(), nil
 }
 
-// FindEntities implements postgram.LifecycleStorage.
+// FindEntities implements driver.LifecycleStorage.
 func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilter, q driver.FindQuery, limit, offset int) ([]*driver.Entity, int, error) {
 	args := []any{ws}
 	where, err := findSQL(f, q, &args)
@@ -117,7 +117,7 @@ func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilt
 	return out, total, nil
 }
 
-// SessionContextClients implements postgram.LifecycleStorage.
+// SessionContextClients implements driver.LifecycleStorage.
 func (s *Store) SessionContextClients(ctx context.Context, ws string) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT client_id FROM entities
 		WHERE workspace_id = $1 AND memory_role = 'session_context' AND status <> 'archived' ORDER BY client_id`, ws)
@@ -131,7 +131,7 @@ func (s *Store) SessionContextClients(ctx context.Context, ws string) ([]string,
 	return out, nil
 }
 
-// WriteBatch implements postgram.LifecycleStorage.
+// WriteBatch implements driver.LifecycleStorage.
 func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp) error {
 	if len(ops) == 0 {
 		return nil
@@ -302,7 +302,7 @@ func syncStateTx(ctx context.Context, tx pgx.Tx, ws string, st *driver.SyncFileS
 	return err
 }
 
-// SyncStates implements postgram.LifecycleStorage.
+// SyncStates implements driver.LifecycleStorage.
 func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string, f *driver.EntityFilter) ([]driver.SyncFileState, error) {
 	args := []any{ws, repo, paths}
 	q := `SELECT path, sha, entity_id, sync_status, last_synced FROM sync_files s

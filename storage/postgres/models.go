@@ -8,7 +8,7 @@ import (
 	"github.com/postgram-go/postgram/driver"
 )
 
-// ListModels implements postgram.ModelStorage.
+// ListModels implements driver.ModelStorage.
 func (s *Store) ListModels(ctx context.Context) ([]driver.ModelRecord, error) {
 	rows, err := s.pool.Query(ctx, "SELECT id, provider, name, dimensions, is_active, created_at FROM embedding_models ORDER BY id")
 	if err != nil {
@@ -25,7 +25,7 @@ func (s *Store) ListModels(ctx context.Context) ([]driver.ModelRecord, error) {
 	return out, nil
 }
 
-// ActivateModel implements postgram.ModelStorage. The vector index of the
+// ActivateModel implements driver.ModelStorage. The vector index of the
 // new model is built in the same transaction (on an empty partial index
 // this is instant; its rows arrive as the worker re-embeds).
 func (s *Store) ActivateModel(ctx context.Context, m driver.ModelInfo) (int64, error) {
@@ -54,7 +54,7 @@ func (s *Store) ActivateModel(ctx context.Context, m driver.ModelInfo) (int64, e
 	return id, nil
 }
 
-// QueueReembed implements postgram.ModelStorage.
+// QueueReembed implements driver.ModelStorage.
 func (s *Store) QueueReembed(ctx context.Context, ws string, types []driver.EntityType) (int, error) {
 	ts := make([]string, len(types))
 	for i, t := range types {

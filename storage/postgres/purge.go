@@ -12,7 +12,7 @@ import (
 
 var _ driver.PurgeStorage = (*Store)(nil)
 
-// PurgeEntities implements postgram.PurgeStorage. The entities are locked
+// PurgeEntities implements driver.PurgeStorage. The entities are locked
 // in id order first (the lock order of tx.go); the foreign keys cascade
 // the delete to chunks (whose statement trigger queues their statistics'
 // removal), edges by either end or by origin, and sync state.
@@ -58,7 +58,7 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 	return n, nil
 }
 
-// ScrubDeleted implements postgram.PurgeStorage: it folds the pending
+// ScrubDeleted implements driver.PurgeStorage: it folds the pending
 // statistics rows (which hold the deleted chunks' tsvectors) into
 // lexeme_stats, which drops the lexemes no chunk holds any more, then
 // vacuums the tables that held content so their dead row versions are

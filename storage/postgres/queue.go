@@ -12,7 +12,7 @@ import (
 	"github.com/postgram-go/postgram/driver"
 )
 
-// ClaimEmbedding implements postgram.Storage. Rows are leased with FOR NO
+// ClaimEmbedding implements driver.Storage. Rows are leased with FOR NO
 // KEY UPDATE SKIP LOCKED, so concurrent workers in any number of processes
 // never claim the same entity (nor wait for a write to one); a lease that
 // expires (a crashed worker) makes the entity claimable again.
@@ -75,7 +75,7 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 	return jobs, nil
 }
 
-// CompleteEmbedding implements postgram.Storage. It locks the entities
+// CompleteEmbedding implements driver.Storage. It locks the entities
 // first, in id order, and writes vectors only into the chunks of those
 // still at the claimed generation (a concurrent rewrite replaced the
 // others' chunks and queued them again); see the lock order in tx.go.
@@ -126,7 +126,7 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 	return nil
 }
 
-// FailEmbedding implements postgram.Storage. It updates the entities in id
+// FailEmbedding implements driver.Storage. It updates the entities in id
 // order (see the lock order in tx.go).
 func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.EmbedJob, errMsg string, retryAt time.Time) error {
 	if len(jobs) == 0 {
@@ -154,7 +154,7 @@ func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.Embe
 	return nil
 }
 
-// QueueStats implements postgram.Storage.
+// QueueStats implements driver.Storage.
 func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter, maxAttempts, failureLimit int) (driver.QueueStatus, error) {
 	var st driver.QueueStatus
 	var ex driver.ExtractionQueue
@@ -208,7 +208,7 @@ func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter
 	return st, rows.Err()
 }
 
-// GetQueryEmbedding implements postgram.Storage. A hit refreshes
+// GetQueryEmbedding implements driver.Storage. A hit refreshes
 // last_used_at at most once an hour, so hot queries do not write per read.
 func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte) ([]float32, bool, error) {
 	var v pgvector.Vector
@@ -230,7 +230,7 @@ func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, mode
 	return v.Slice(), true, nil
 }
 
-// PutQueryEmbedding implements postgram.Storage.
+// PutQueryEmbedding implements driver.Storage.
 func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte, vec []float32) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO query_embeddings (workspace_id, client_id, model_id, key, embedding)
 		VALUES ($1, $2, $3, $4, $5)
@@ -242,7 +242,7 @@ func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, mode
 	return nil
 }
 
-// PruneQueryEmbeddings implements postgram.Storage.
+// PruneQueryEmbeddings implements driver.Storage.
 func (s *Store) PruneQueryEmbeddings(ctx context.Context, ws string, olderThan time.Time, maxPerClient int) (int, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM query_embeddings q USING (
 			SELECT workspace_id, client_id, model_id, key,

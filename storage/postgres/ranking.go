@@ -30,7 +30,7 @@ const foldMinRows = 32
 // nobody reads them (a bulk import), so they never pile up.
 const foldInterval = time.Second
 
-// LexemeStats implements postgram.Storage: the folded statistics plus the
+// LexemeStats implements driver.Storage: the folded statistics plus the
 // pending rows (lexeme_stats_delta, each a chunk's tsvector and a sign),
 // summed in one statement (one snapshot).
 func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (driver.LexemeStats, error) {

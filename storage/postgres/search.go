@@ -137,7 +137,7 @@ type lexemeCache struct {
 
 const chunkJoin = `chunks c JOIN entities e ON e.workspace_id = c.workspace_id AND e.id = c.entity_id`
 
-// VectorSearch implements postgram.Storage.
+// VectorSearch implements driver.Storage.
 func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuery) (driver.VectorResult, error) {
 	m, err := s.model(ctx, q.ModelID)
 	if err != nil {
@@ -497,7 +497,7 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q driver.KeywordQuery
 	return sql, args, nil
 }
 
-// KeywordProbe implements postgram.Storage.
+// KeywordProbe implements driver.Storage.
 func (s *Store) KeywordProbe(ctx context.Context, ws string, q driver.KeywordQuery) ([]driver.KeywordHit, error) {
 	sql, args, err := s.keywordSQL(ctx, ws, q)
 	if err != nil {
@@ -593,7 +593,7 @@ func scoreHit(h *driver.KeywordHit, tsv []byte, updated time.Time, tq *tsrank.Qu
 
 var _ driver.KeywordFiller = (*Store)(nil)
 
-// KeywordFill implements postgram.KeywordFiller in one statement (see
+// KeywordFill implements driver.KeywordFiller in one statement (see
 // keywordFillSQL): no OR probe is needed to learn that the union fits, and
 // the steps after the pool is full never run.
 func (s *Store) KeywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (driver.KeywordFillResult, error) {
@@ -758,7 +758,7 @@ func keywordFillSQL(ws string, q driver.KeywordFillQuery) (string, sqlArgs, erro
 const chunkSimilaritiesSQL = `SELECT c.id, 1 - (c.embedding <=> $3::vector) FROM chunks c
 	WHERE c.workspace_id = $1 AND c.id = ANY($2) AND c.model_id = $4 AND c.embedding IS NOT NULL`
 
-// ChunkSimilarities implements postgram.SimilarityScorer.
+// ChunkSimilarities implements driver.SimilarityScorer.
 func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
 	if len(ids) == 0 {
 		return make(map[uuid.UUID]float64), nil
@@ -788,7 +788,7 @@ func scanSimilarities(rows pgx.Rows, n int) (map[uuid.UUID]float64, error) {
 	return out, rows.Err()
 }
 
-// EdgeSummaries implements postgram.Storage.
+// EdgeSummaries implements driver.Storage.
 func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]driver.EdgeSummary, error) {
 	out := make(map[uuid.UUID]driver.EdgeSummary, len(ids))
 	if len(ids) == 0 {
@@ -824,7 +824,7 @@ func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 	return out, nil
 }
 
-// Neighbors implements postgram.Storage.
+// Neighbors implements driver.Storage.
 func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) ([]driver.Neighbor, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -860,7 +860,7 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f dri
 	return out, nil
 }
 
-// TermFrequencies implements postgram.TermStatser from the planner's
+// TermFrequencies implements driver.TermStatser from the planner's
 // statistics of the chunk tsvector column (most common elements and their
 // frequencies, kept by ANALYZE/autovacuum). A term's lexemes are ANDed, so
 // its frequency is at most its rarest lexeme's; a lexeme outside the

@@ -1,5 +1,5 @@
 // Package postgres is the PostgreSQL + pgvector backend of Postgram: the
-// shared, production store. It implements postgram.Storage over a pgx/v5
+// shared, production store. It implements driver.Storage over a pgx/v5
 // pool.
 //
 //	st, err := postgres.Open(ctx, postgres.Config{URL: dsn})
@@ -211,10 +211,10 @@ func newStore(pool *pgxpool.Pool, cfg Config) *Store {
 // Pool exposes the underlying pool (for admin tools).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Name implements postgram.Storage.
+// Name implements driver.Storage.
 func (s *Store) Name() string { return "postgres" }
 
-// Ping implements postgram.Storage.
+// Ping implements driver.Storage.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("postgres: ping: %w", &driver.BackendError{Kind: driver.ErrUnavailable, Public: "cannot reach PostgreSQL", Err: err})
@@ -222,7 +222,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close implements postgram.Storage.
+// Close implements driver.Storage.
 func (s *Store) Close() error {
 	s.bgCancel()
 	s.bg.Wait()
@@ -288,7 +288,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (current, latest int32, err e
 	return cur, int32(len(m.Migrations)), nil
 }
 
-// EnsureModel implements postgram.Storage.
+// EnsureModel implements driver.Storage.
 func (s *Store) EnsureModel(ctx context.Context, want driver.ModelInfo) (int64, error) {
 	if want.Dimensions <= 0 || want.Name == "" {
 		return 0, &driver.FieldError{Field: "embedding_model", Message: "needs a name and positive dimensions"}
@@ -345,7 +345,7 @@ func (s *Store) createVectorIndex(ctx context.Context, tx pgx.Tx, id int64, dims
 	return err
 }
 
-// ActiveModel implements postgram.Storage.
+// ActiveModel implements driver.Storage.
 func (s *Store) ActiveModel(ctx context.Context) (int64, driver.ModelInfo, bool, error) {
 	var id int64
 	var m driver.ModelInfo
@@ -392,7 +392,7 @@ func (s *Store) model(ctx context.Context, id int64) (driver.ModelInfo, error) {
 // schemas of one database ignore each other's changes).
 const KeyChannel = "postgram_keys"
 
-// Listen implements postgram.Notifier with LISTEN/NOTIFY. It holds one
+// Listen implements driver.Notifier with LISTEN/NOTIFY. It holds one
 // connection outside the pool and reconnects after failures, reporting
 // EventConnected and EventDisconnected so callers can distrust caches
 // while it is down.

@@ -22,7 +22,7 @@ const (
 	exportEdgePage = 1000
 )
 
-// ExportWorkspace implements postgram.TransferStorage. It reads in one
+// ExportWorkspace implements driver.TransferStorage. It reads in one
 // REPEATABLE READ, read-only transaction (one snapshot), page by page
 // along the primary key.
 func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*driver.EntityRecord) error, edge func(*driver.Edge) error) error {
@@ -147,7 +147,7 @@ func exportEntityPage(ctx context.Context, tx pgx.Tx, ws string, modelID int64, 
 	return recs, crows.Err()
 }
 
-// ImportEntities implements postgram.TransferStorage.
+// ImportEntities implements driver.TransferStorage.
 func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, recs []*driver.EntityRecord, skipExisting bool) (int, error) {
 	if len(recs) == 0 {
 		return 0, nil
@@ -234,7 +234,7 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 	return inserted, nil
 }
 
-// ImportEdges implements postgram.TransferStorage.
+// ImportEdges implements driver.TransferStorage.
 func (s *Store) ImportEdges(ctx context.Context, ws string, edges []driver.Edge, skipExisting bool) (int, error) {
 	if len(edges) == 0 {
 		return 0, nil

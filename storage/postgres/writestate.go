@@ -62,7 +62,7 @@ func (w writeTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEnd
 
 var _ driver.WriteStater = (*Store)(nil)
 
-// ReadOnly implements postgram.WriteStater: true while the last write
+// ReadOnly implements driver.WriteStater: true while the last write
 // failed because the disk is full (53100) or the database refused writes
 // (25006), until a write changes rows again (or a minute passes without
 // another failure), and whenever the server is a standby or its sessions

@@ -26,7 +26,7 @@ type errCallback struct{ err error }
 
 func (e errCallback) Error() string { return e.err.Error() }
 
-// ReadBackup implements postgram.BackupStorage: one read transaction of a
+// ReadBackup implements driver.BackupStorage: one read transaction of a
 // read connection (a WAL snapshot: writers go on meanwhile), read page by
 // page along primary keys.
 func (s *Store) ReadBackup(ctx context.Context, sink driver.BackupSink) error {
@@ -382,7 +382,7 @@ func backupSyncFiles(ctx context.Context, conn *sql.Conn, ws string, sink driver
 	return nil
 }
 
-// BackupRowCounts implements postgram.BackupStorage.
+// BackupRowCounts implements driver.BackupStorage.
 func (s *Store) BackupRowCounts(ctx context.Context) (map[string]int64, error) {
 	var m, e, c, v, ed, k, a, sf int64
 	err := s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM embedding_models), (SELECT count(*) FROM entities),
@@ -397,7 +397,7 @@ func (s *Store) BackupRowCounts(ctx context.Context) (map[string]int64, error) {
 		driver.BackupSyncFiles: sf}, nil
 }
 
-// RestoreModels implements postgram.BackupStorage (ids kept).
+// RestoreModels implements driver.BackupStorage (ids kept).
 func (s *Store) RestoreModels(ctx context.Context, models []driver.BackupModel) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		for _, m := range models {
@@ -417,7 +417,7 @@ func (s *Store) RestoreModels(ctx context.Context, models []driver.BackupModel) 
 	return nil
 }
 
-// FinishRestore implements postgram.BackupStorage: SQLite's planner
+// FinishRestore implements driver.BackupStorage: SQLite's planner
 // statistics (the in-process indexes follow the change log).
 func (s *Store) FinishRestore(ctx context.Context) error {
 	if _, err := s.w.ExecContext(ctx, "PRAGMA optimize"); err != nil {
@@ -426,7 +426,7 @@ func (s *Store) FinishRestore(ctx context.Context) error {
 	return nil
 }
 
-// RestoreEntities implements postgram.BackupStorage.
+// RestoreEntities implements driver.BackupStorage.
 func (s *Store) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity) error {
 	if len(recs) == 0 {
 		return nil
@@ -506,7 +506,7 @@ func microsOrNil[T interface{ UnixMicro() int64 }](t *T) any {
 	return (*t).UnixMicro()
 }
 
-// RestoreEdges implements postgram.BackupStorage.
+// RestoreEdges implements driver.BackupStorage.
 func (s *Store) RestoreEdges(ctx context.Context, edges []driver.BackupEdge) error {
 	if len(edges) == 0 {
 		return nil
@@ -537,7 +537,7 @@ func (s *Store) RestoreEdges(ctx context.Context, edges []driver.BackupEdge) err
 	return nil
 }
 
-// RestoreKeys implements postgram.BackupStorage.
+// RestoreKeys implements driver.BackupStorage.
 func (s *Store) RestoreKeys(ctx context.Context, keys []driver.BackupKey) error {
 	if len(keys) == 0 {
 		return nil
@@ -561,7 +561,7 @@ func (s *Store) RestoreKeys(ctx context.Context, keys []driver.BackupKey) error 
 	return nil
 }
 
-// RestoreAudit implements postgram.BackupStorage.
+// RestoreAudit implements driver.BackupStorage.
 func (s *Store) RestoreAudit(ctx context.Context, entries []driver.BackupAudit) error {
 	if len(entries) == 0 {
 		return nil
@@ -580,7 +580,7 @@ func (s *Store) RestoreAudit(ctx context.Context, entries []driver.BackupAudit) 
 	return nil
 }
 
-// RestoreSyncFiles implements postgram.BackupStorage.
+// RestoreSyncFiles implements driver.BackupStorage.
 func (s *Store) RestoreSyncFiles(ctx context.Context, files []driver.BackupSyncFile) error {
 	if len(files) == 0 {
 		return nil

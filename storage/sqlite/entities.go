@@ -135,7 +135,7 @@ func putHead(ctx context.Context, tx *sql.Tx, rid int64, e *driver.Entity) error
 	return err
 }
 
-// CreateEntity implements postgram.Storage: the entity, its chunks (and so
+// CreateEntity implements driver.Storage: the entity, its chunks (and so
 // the keyword index), its head and the audit entry commit in one
 // transaction.
 func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
@@ -155,7 +155,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, c
 	return nil
 }
 
-// GetEntity implements postgram.Storage.
+// GetEntity implements driver.Storage.
 func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*driver.Entity, error) {
 	e, err := scanEntity(s.queryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = ? AND e.id = ?", ws, id.String()))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -167,7 +167,7 @@ func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*driver
 	return e, nil
 }
 
-// GetEntities implements postgram.Storage.
+// GetEntities implements driver.Storage.
 func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]*driver.Entity, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -226,7 +226,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 	return out, nil
 }
 
-// UpdateEntity implements postgram.Storage.
+// UpdateEntity implements driver.Storage.
 func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, expected int64, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
 	rechunk := chunks != nil
 	var prepared []preparedChunk
@@ -308,7 +308,7 @@ func toStrings[T ~string](in []T) []string {
 	return out
 }
 
-// ListEntities implements postgram.Storage.
+// ListEntities implements driver.Storage.
 func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*driver.Entity, int, error) {
 	args := []any{ws}
 	where := filterSQL(f, &args)

@@ -32,7 +32,7 @@ const claimExtractionSQL = `
 	)
 	RETURNING id, chunk_generation, extraction_attempts, extraction_provider, extraction_model`
 
-// ClaimExtraction implements postgram.ExtractionStorage. Like
+// ClaimExtraction implements driver.ExtractionStorage. Like
 // ClaimEmbedding, the claim is one write transaction and write
 // transactions are serialised, so two workers never claim one entity.
 func (s *Store) ClaimExtraction(ctx context.Context, ws string, q driver.ExtractClaim) ([]driver.ExtractJob, error) {
@@ -64,7 +64,7 @@ func (s *Store) ClaimExtraction(ctx context.Context, ws string, q driver.Extract
 	return jobs, nil
 }
 
-// CompleteExtraction implements postgram.ExtractionStorage.
+// CompleteExtraction implements driver.ExtractionStorage.
 func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.ExtractResult) (int, bool, error) {
 	prepared := make([][]preparedChunk, len(r.Creates))
 	for i, p := range r.Creates {
@@ -119,7 +119,7 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.Extr
 	return written, ok, nil
 }
 
-// FailExtraction implements postgram.ExtractionStorage.
+// FailExtraction implements driver.ExtractionStorage.
 func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []driver.ExtractJob, errMsg string, retryAt time.Time) error {
 	if len(jobs) == 0 {
 		return nil
@@ -141,7 +141,7 @@ func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []driver.Ext
 	return nil
 }
 
-// QueueExtraction implements postgram.ExtractionStorage.
+// QueueExtraction implements driver.ExtractionStorage.
 func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID, o driver.ExtractOverride, cleanSources []string) (int, int, error) {
 	if len(ids) == 0 {
 		return 0, 0, nil
@@ -176,7 +176,7 @@ func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID,
 	return int(queued), int(deleted), nil
 }
 
-// FindByNames implements postgram.ExtractionStorage. SQLite's lower() only
+// FindByNames implements driver.ExtractionStorage. SQLite's lower() only
 // folds ASCII, so the candidate rows are narrowed in SQL by length and
 // compared in Go with the library's own normalisation.
 func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]driver.NameMatch, error) {

@@ -122,7 +122,7 @@ func upsertEdges(ctx context.Context, tx *sql.Tx, ws string, edges []driver.Edge
 	return out, nil
 }
 
-// UpsertEdges implements postgram.GraphStorage.
+// UpsertEdges implements driver.GraphStorage.
 func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []driver.Edge, audit *driver.AuditEntry) ([]driver.Edge, error) {
 	var out []driver.Edge
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -138,7 +138,7 @@ func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []driver.Edge,
 	return out, nil
 }
 
-// GetEdge implements postgram.GraphStorage.
+// GetEdge implements driver.GraphStorage.
 func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*driver.Edge, error) {
 	e, err := scanEdge(s.queryRow(ctx, "SELECT "+edgeCols+" FROM edges ed WHERE ed.workspace_id = ? AND ed.id = ?", ws, id.String()))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -150,7 +150,7 @@ func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*driver.E
 	return &e, nil
 }
 
-// DeleteEdges implements postgram.GraphStorage.
+// DeleteEdges implements driver.GraphStorage.
 func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, audit *driver.AuditEntry) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
@@ -172,7 +172,7 @@ func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, aud
 	return int(n), nil
 }
 
-// FindEdges implements postgram.GraphStorage.
+// FindEdges implements driver.GraphStorage.
 func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([]driver.Edge, error) {
 	args := []any{}
 	var from string
@@ -282,7 +282,7 @@ func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([
 
 var _ driver.ExpandLevelStorage = (*Store)(nil)
 
-// ExpandLevel implements postgram.ExpandLevelStorage.
+// ExpandLevel implements driver.ExpandLevelStorage.
 //
 // A step needs the Limit+1 best unseen entities, not every edge incident to
 // the frontier: with a hub in the frontier those are thousands of edges,
@@ -437,7 +437,7 @@ func pre(args *[]any, v any) string {
 // deleteDerivedSQL deletes the edges of one origin and source.
 const deleteDerivedSQL = "DELETE FROM edges WHERE workspace_id = ? AND origin_id = ? AND source = ?"
 
-// ReplaceDerivedEdges implements postgram.GraphStorage. Its statements are
+// ReplaceDerivedEdges implements driver.GraphStorage. Its statements are
 // prepared once on the writer connection (through the statement cache), not
 // in every transaction: link-neighbors runs one per entity, and preparing
 // the upsert cost as much as running it.
@@ -508,7 +508,7 @@ func (s *Store) writerStmt(ctx context.Context, q string) (cachedStmt, error) {
 	return cachedStmt{st, cached}, err
 }
 
-// ChunkVectors implements postgram.GraphStorage.
+// ChunkVectors implements driver.GraphStorage.
 func (s *Store) ChunkVectors(ctx context.Context, ws string, entityID uuid.UUID, modelID int64) ([][]float32, error) {
 	rows, err := s.query(ctx, `SELECT v.embedding FROM chunks c JOIN chunk_embeddings v ON v.chunk_rid = c.rid
 		WHERE c.workspace_id = ? AND c.entity_id = ? AND v.model_id = ? ORDER BY c.chunk_index`, ws, entityID.String(), modelID)

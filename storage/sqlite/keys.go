@@ -28,7 +28,7 @@ func auditInsert(ctx context.Context, tx *sql.Tx, ws string, a *driver.AuditEntr
 	return err
 }
 
-// AppendAudit implements postgram.Storage.
+// AppendAudit implements driver.Storage.
 func (s *Store) AppendAudit(ctx context.Context, ws string, a *driver.AuditEntry) error {
 	if err := s.write(ctx, func(tx *sql.Tx) error { return auditInsert(ctx, tx, ws, a) }); err != nil {
 		return fmt.Errorf("sqlite: append audit: %w", mapErr(err))
@@ -36,7 +36,7 @@ func (s *Store) AppendAudit(ctx context.Context, ws string, a *driver.AuditEntry
 	return nil
 }
 
-// PruneAudit implements postgram.Storage. The prune opens the gate of
+// PruneAudit implements driver.Storage. The prune opens the gate of
 // migration 010's trigger inside its own transaction only.
 func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dryRun bool, audit *driver.AuditEntry) (int, error) {
 	if dryRun {
@@ -85,7 +85,7 @@ func withDeleted(details map[string]any, n int64) map[string]any {
 	return out
 }
 
-// ListAudit implements postgram.Storage.
+// ListAudit implements driver.Storage.
 func (s *Store) ListAudit(ctx context.Context, ws string, f driver.AuditFilter) ([]driver.AuditEntry, error) {
 	args := []any{ws}
 	where := "workspace_id = ?"
@@ -170,7 +170,7 @@ func scanKey(row scanner, extra ...any) (*driver.APIKey, error) {
 	return &k, nil
 }
 
-// CreateKey implements postgram.Storage.
+// CreateKey implements driver.Storage.
 func (s *Store) CreateKey(ctx context.Context, ws string, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
@@ -196,7 +196,7 @@ func insertKey(ctx context.Context, tx *sql.Tx, ws string, k *driver.APIKey, has
 	return err
 }
 
-// RotateKey implements postgram.Storage. The change-log trigger tells
+// RotateKey implements driver.Storage. The change-log trigger tells
 // every process sharing the file that the old key changed.
 func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -224,7 +224,7 @@ func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpi
 	return nil
 }
 
-// KeyByHash implements postgram.Storage.
+// KeyByHash implements driver.Storage.
 func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*driver.APIKey, []byte, error) {
 	var stored []byte
 	k, err := scanKey(s.queryRow(ctx, "SELECT "+keyCols+", key_hash FROM api_keys WHERE workspace_id = ? AND key_hash = ?", ws, hash), &stored)
@@ -237,7 +237,7 @@ func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*driver.
 	return k, stored, nil
 }
 
-// ListKeys implements postgram.Storage.
+// ListKeys implements driver.Storage.
 func (s *Store) ListKeys(ctx context.Context, ws string) ([]driver.APIKey, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT "+keyCols+" FROM api_keys WHERE workspace_id = ? ORDER BY created_at DESC, id", ws)
 	if err != nil {
@@ -258,7 +258,7 @@ func (s *Store) ListKeys(ctx context.Context, ws string) ([]driver.APIKey, error
 	return out, nil
 }
 
-// RevokeKey implements postgram.Storage. This store has no change feed,
+// RevokeKey implements driver.Storage. This store has no change feed,
 // so the library caches no verified key and every replica (every process
 // on the file) sees the revocation at its next authentication.
 func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *driver.AuditEntry) error {
@@ -284,7 +284,7 @@ func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.
 	return nil
 }
 
-// TouchKeys implements postgram.Storage.
+// TouchKeys implements driver.Storage.
 func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.Time) error {
 	if len(used) == 0 {
 		return nil
@@ -313,7 +313,7 @@ func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.T
 	return nil
 }
 
-// Stats implements postgram.Storage. DatabaseBytes is the size of the
+// Stats implements driver.Storage. DatabaseBytes is the size of the
 // database file and its WAL.
 func (s *Store) Stats(ctx context.Context, ws string) (driver.StoreStats, error) {
 	st := driver.StoreStats{EntitiesByType: map[string]int{}, EntitiesByStatus: map[string]int{}}
@@ -361,7 +361,7 @@ func (s *Store) Stats(ctx context.Context, ws string) (driver.StoreStats, error)
 
 var _ driver.KeyVersioner = (*Store)(nil)
 
-// KeysVersion implements postgram.KeyVersioner: the number of API-key
+// KeysVersion implements driver.KeyVersioner: the number of API-key
 // changes (other than last use) this process has applied from change_log,
 // after applying every change committed before the call. The library
 // caches verified keys while it stays the same, so a key revoked by any

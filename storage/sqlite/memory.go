@@ -67,7 +67,7 @@ func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, er
 	return b.String(), nil
 }
 
-// FindEntities implements postgram.LifecycleStorage.
+// FindEntities implements driver.LifecycleStorage.
 func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilter, q driver.FindQuery, limit, offset int) ([]*driver.Entity, int, error) {
 	args := []any{ws}
 	where, err := findSQL(f, q, &args)
@@ -111,7 +111,7 @@ func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilt
 	return out, total, nil
 }
 
-// SessionContextClients implements postgram.LifecycleStorage.
+// SessionContextClients implements driver.LifecycleStorage.
 func (s *Store) SessionContextClients(ctx context.Context, ws string) ([]string, error) {
 	rows, err := s.query(ctx, `SELECT DISTINCT client_id FROM entities
 		WHERE workspace_id = ? AND memory_role = 'session_context' AND status <> 'archived' ORDER BY client_id`, ws)
@@ -133,7 +133,7 @@ func (s *Store) SessionContextClients(ctx context.Context, ws string) ([]string,
 	return out, nil
 }
 
-// WriteBatch implements postgram.LifecycleStorage.
+// WriteBatch implements driver.LifecycleStorage.
 func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp) error {
 	if len(ops) == 0 {
 		return nil
@@ -280,7 +280,7 @@ func syncStateTx(ctx context.Context, tx *sql.Tx, ws string, st *driver.SyncFile
 	return err
 }
 
-// SyncStates implements postgram.LifecycleStorage.
+// SyncStates implements driver.LifecycleStorage.
 func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string, f *driver.EntityFilter) ([]driver.SyncFileState, error) {
 	var list any // NULL: every path
 	if paths != nil {

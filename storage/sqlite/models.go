@@ -9,7 +9,7 @@ import (
 	"github.com/postgram-go/postgram/driver"
 )
 
-// ListModels implements postgram.ModelStorage.
+// ListModels implements driver.ModelStorage.
 func (s *Store) ListModels(ctx context.Context) ([]driver.ModelRecord, error) {
 	rows, err := s.query(ctx, "SELECT id, provider, name, dimensions, is_active, created_at FROM embedding_models ORDER BY id")
 	if err != nil {
@@ -32,7 +32,7 @@ func (s *Store) ListModels(ctx context.Context) ([]driver.ModelRecord, error) {
 	return out, nil
 }
 
-// ActivateModel implements postgram.ModelStorage. Vectors of every model
+// ActivateModel implements driver.ModelStorage. Vectors of every model
 // are kept (chunk_embeddings is keyed by model), so switching back to an
 // earlier model finds its old vectors where chunks did not change.
 func (s *Store) ActivateModel(ctx context.Context, m driver.ModelInfo) (int64, error) {
@@ -55,7 +55,7 @@ func (s *Store) ActivateModel(ctx context.Context, m driver.ModelInfo) (int64, e
 	return id, nil
 }
 
-// QueueReembed implements postgram.ModelStorage.
+// QueueReembed implements driver.ModelStorage.
 func (s *Store) QueueReembed(ctx context.Context, ws string, types []driver.EntityType) (int, error) {
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {

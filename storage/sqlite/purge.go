@@ -14,7 +14,7 @@ import (
 
 var _ driver.PurgeStorage = (*Store)(nil)
 
-// PurgeEntities implements postgram.PurgeStorage. The delete runs with
+// PurgeEntities implements driver.PurgeStorage. The delete runs with
 // PRAGMA secure_delete on (SQLite overwrites the deleted cells and freed
 // pages with zeros); the foreign keys and triggers of the schema take the
 // chunks, embeddings, edges (by either end or by origin), entity heads
@@ -108,7 +108,7 @@ func (s *Store) secureWrite(ctx context.Context, fn func(tx *sql.Tx) error) erro
 	return nil
 }
 
-// ScrubDeleted implements postgram.PurgeStorage: VACUUM rewrites the
+// ScrubDeleted implements driver.PurgeStorage: VACUUM rewrites the
 // database without the free space in which earlier versions of rows
 // (content replaced by an update, deleted chunks) may linger, with secure
 // delete on; then the WAL, which held the deleted content's pages, is

@@ -35,7 +35,7 @@ const claimEmbeddingSQL = `
 	)
 	RETURNING id, chunk_generation, enrichment_attempts`
 
-// ClaimEmbedding implements postgram.Storage. The claim is one write
+// ClaimEmbedding implements driver.Storage. The claim is one write
 // transaction, and write transactions are serialised (in-process by the
 // single writer connection, across processes by SQLite's write lock), so
 // concurrent workers never claim the same entity; a lease that expires (a
@@ -112,7 +112,7 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 	return jobs, nil
 }
 
-// CompleteEmbedding implements postgram.Storage.
+// CompleteEmbedding implements driver.Storage.
 func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []driver.EmbedResult) error {
 	if len(done) == 0 {
 		return nil
@@ -182,7 +182,7 @@ func checkVector(v []float32, dims int) error {
 	return nil
 }
 
-// FailEmbedding implements postgram.Storage.
+// FailEmbedding implements driver.Storage.
 func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.EmbedJob, errMsg string, retryAt time.Time) error {
 	if len(jobs) == 0 {
 		return nil
@@ -208,7 +208,7 @@ func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.Embe
 	return nil
 }
 
-// QueueStats implements postgram.Storage.
+// QueueStats implements driver.Storage.
 func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter, maxAttempts, failureLimit int) (driver.QueueStatus, error) {
 	var st driver.QueueStatus
 	var ex driver.ExtractionQueue
@@ -278,7 +278,7 @@ func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter
 	return st, rows.Err()
 }
 
-// GetQueryEmbedding implements postgram.Storage. A hit refreshes
+// GetQueryEmbedding implements driver.Storage. A hit refreshes
 // last_used_at at most once an hour, so hot queries do not write per read.
 func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte) ([]float32, bool, error) {
 	var blob []byte
@@ -305,7 +305,7 @@ func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, mode
 	return decodeVector(blob, make([]float32, 0, len(blob)/4)), true, nil
 }
 
-// PutQueryEmbedding implements postgram.Storage.
+// PutQueryEmbedding implements driver.Storage.
 func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte, vec []float32) error {
 	t := micros(now())
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -321,7 +321,7 @@ func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, mode
 	return nil
 }
 
-// PruneQueryEmbeddings implements postgram.Storage.
+// PruneQueryEmbeddings implements driver.Storage.
 func (s *Store) PruneQueryEmbeddings(ctx context.Context, ws string, olderThan time.Time, maxPerClient int) (int, error) {
 	var n int64
 	err := s.write(ctx, func(tx *sql.Tx) error {

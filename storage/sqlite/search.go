@@ -13,7 +13,7 @@ import (
 	"github.com/postgram-go/postgram/driver"
 )
 
-// VectorSearch implements postgram.Storage. Every strategy ranks exactly
+// VectorSearch implements driver.Storage. Every strategy ranks exactly
 // (see the package documentation), so the plan is always "exact".
 func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuery) (driver.VectorResult, error) {
 	m, err := s.model(ctx, q.ModelID)
@@ -89,7 +89,7 @@ type chunkRow struct {
 	updated time.Time
 }
 
-// KeywordProbe implements postgram.Storage, from the in-memory keyword
+// KeywordProbe implements driver.Storage, from the in-memory keyword
 // index (see keywords.go): the chunks whose lexemes satisfy the probe, in
 // chunk rid order; with Only, the listed chunks, checked against the probe
 // on their stored tsvector (the same lexeme sets, so the same answer),
@@ -158,7 +158,7 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q driver.KeywordQue
 
 var _ driver.KeywordFiller = (*Store)(nil)
 
-// KeywordFill implements postgram.KeywordFiller from the in-memory keyword
+// KeywordFill implements driver.KeywordFiller from the in-memory keyword
 // index: each step walks the chunks matching its term in rid order and
 // stops as soon as the pool is full, skipping chunks already in it; no OR
 // probe is needed to learn that the union fits.
@@ -187,7 +187,7 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q driver.KeywordFill
 
 var _ driver.Refresher = (*Store)(nil)
 
-// Refresh implements postgram.Refresher: the index catches up with commits
+// Refresh implements driver.Refresher: the index catches up with commits
 // of other processes once, and reads under the returned context skip the
 // check.
 func (s *Store) Refresh(ctx context.Context) (context.Context, error) {
@@ -197,7 +197,7 @@ func (s *Store) Refresh(ctx context.Context) (context.Context, error) {
 	return context.WithValue(ctx, freshKey{}, s.idx), nil
 }
 
-// LexemeStats implements postgram.Storage from the keyword index: live
+// LexemeStats implements driver.Storage from the keyword index: live
 // chunks, their total length and each lexeme's live posting count.
 func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (driver.LexemeStats, error) {
 	if err := s.idx.ensureFresh(ctx); err != nil {
@@ -208,7 +208,7 @@ func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (d
 
 var _ driver.SimilarityScorer = (*Store)(nil)
 
-// ChunkSimilarities implements postgram.SimilarityScorer: with it the
+// ChunkSimilarities implements driver.SimilarityScorer: with it the
 // library scores a keyword pool without similarities and asks for the few
 // that decide the results, instead of every probe computing one per hit.
 // The in-memory index answers by chunk id (the same values KeywordProbe
@@ -223,7 +223,7 @@ func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64,
 	return s.idx.similaritiesOf(ws, modelID, vec, ids), nil
 }
 
-// EdgeSummaries implements postgram.Storage.
+// EdgeSummaries implements driver.Storage.
 func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]driver.EdgeSummary, error) {
 	out := make(map[uuid.UUID]driver.EdgeSummary, len(ids))
 	if len(ids) == 0 {
@@ -265,7 +265,7 @@ func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 	return out, nil
 }
 
-// Neighbors implements postgram.Storage.
+// Neighbors implements driver.Storage.
 func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) ([]driver.Neighbor, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -307,7 +307,7 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f dri
 
 var _ driver.TermStatser = (*Store)(nil)
 
-// TermFrequencies implements postgram.TermStatser: a term's frequency is
+// TermFrequencies implements driver.TermStatser: a term's frequency is
 // the fraction of the workspace's chunks that match it (all its lexemes),
 // counted in the keyword index up to termCountCap chunks. Terms more common
 // than the cap tie (PostgreSQL's statistics, conversely, know only the

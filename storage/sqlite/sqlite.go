@@ -1,6 +1,6 @@
 // Package sqlite is the embedded backend of Postgram: one SQLite database
 // file, pure Go (modernc.org/sqlite, no cgo), no server. It implements
-// postgram.Storage (and postgram.TermStatser) with the semantics of
+// driver.Storage (and driver.TermStatser) with the semantics of
 // storage/postgres and passes the same conformance suite
 // (storage/storagetest).
 //
@@ -71,7 +71,7 @@
 // that triggers fill whenever an entity's filter attributes or a chunk's
 // embedding change: before a search, a store checks PRAGMA data_version and,
 // when the file changed, applies the entries it has not seen (or reloads,
-// should they have been pruned). There is no postgram.Notifier: the library
+// should they have been pruned). There is no driver.Notifier: the library
 // then verifies API keys against the store on every request, so a
 // revocation in any process applies at once, and workers in other processes
 // find new work at their next poll.
@@ -373,13 +373,13 @@ func (s *Store) closePools() {
 	}
 }
 
-// Name implements postgram.Storage.
+// Name implements driver.Storage.
 func (s *Store) Name() string { return "sqlite" }
 
 // Path returns the database file.
 func (s *Store) Path() string { return s.path }
 
-// Ping implements postgram.Storage.
+// Ping implements driver.Storage.
 func (s *Store) Ping(ctx context.Context) error {
 	if s.closed.Load() {
 		return fmt.Errorf("sqlite: store is closed: %w", driver.ErrUnavailable)
@@ -391,7 +391,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close implements postgram.Storage. It is safe to call more than once.
+// Close implements driver.Storage. It is safe to call more than once.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
@@ -625,7 +625,7 @@ func (s *Store) noteWriteErr(err error) {
 
 var _ driver.WriteStater = (*Store)(nil)
 
-// ReadOnly implements postgram.WriteStater: true while the last write
+// ReadOnly implements driver.WriteStater: true while the last write
 // failed because the disk is full (SQLITE_FULL, ENOSPC), a file size limit
 // was reached, the device failed (SQLITE_IOERR) or the file cannot be
 // written, until a write commits again (or a minute passes without another
@@ -646,7 +646,7 @@ func (s *Store) pruneChangeLog(ctx context.Context) {
 	}
 }
 
-// EnsureModel implements postgram.Storage.
+// EnsureModel implements driver.Storage.
 func (s *Store) EnsureModel(ctx context.Context, want driver.ModelInfo) (int64, error) {
 	if want.Dimensions <= 0 || want.Name == "" {
 		return 0, &driver.FieldError{Field: "embedding_model", Message: "needs a name and positive dimensions"}
@@ -682,7 +682,7 @@ func (s *Store) EnsureModel(ctx context.Context, want driver.ModelInfo) (int64, 
 	return id, nil
 }
 
-// ActiveModel implements postgram.Storage.
+// ActiveModel implements driver.Storage.
 func (s *Store) ActiveModel(ctx context.Context) (int64, driver.ModelInfo, bool, error) {
 	var id int64
 	var m driver.ModelInfo

@@ -1,6 +1,8 @@
 package storagetest
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,10 +45,10 @@ func testExtraction(t *testing.T, open Opener) {
 }
 
 // extractEnv is an env whose client extracts with a scripted LLM.
-func extractEnv(t *testing.T, open Opener, llm *postgramtest.ScriptedLLM, mod ...func(*postgram.ExtractionConfig)) *env {
+func extractEnv(t *testing.T, open Opener, model *postgramtest.ScriptedLLM, mod ...func(*postgram.ExtractionConfig)) *env {
 	t.Helper()
 	return newEnv(t, open, func(c *postgram.Config) {
-		c.Extraction.Extractor = postgram.NewLLMExtractor(llm)
+		c.Extraction.Extractor = llm.NewExtractor(model)
 		// Long enough that two back-to-back passes on a loaded machine
 		// fall inside it, short enough to wait out four times.
 		c.Worker.RetryBackoff = 800 * time.Millisecond
@@ -140,8 +142,8 @@ var kickoffAnswer = map[string]any{
 }
 
 func testExtractionCorpus(t *testing.T, open Opener) {
-	llm := postgramtest.NewScriptedLLM("").OnValue("Alice Chen and Bob Martinez agreed", kickoffAnswer)
-	e := extractEnv(t, open, llm, func(x *postgram.ExtractionConfig) { x.AutoCreate = true })
+	model := postgramtest.NewScriptedLLM("").OnValue("Alice Chen and Bob Martinez agreed", kickoffAnswer)
+	e := extractEnv(t, open, model, func(x *postgram.ExtractionConfig) { x.AutoCreate = true })
 	alice := e.store1(postgram.StoreInput{Type: postgram.TypePerson, Content: "Alice Chen"})
 	bob := e.store1(postgram.StoreInput{Type: postgram.TypePerson, Content: "Bob is the infrastructure lead; he runs the on-call rota.",
 		Metadata: map[string]any{"name": "Bob Martinez"}})
@@ -188,7 +190,7 @@ func testExtractionCorpus(t *testing.T, open Opener) {
 			continue
 		}
 		if x.OriginID == nil || *x.OriginID != doc.ID || x.Provider != "scripted" || x.Model != "script-1" ||
-			x.PromptVersion != postgram.ExtractPromptVersion {
+			x.PromptVersion != llm.ExtractPromptVersion {
 			t.Fatalf("derived edge lacks provenance: %+v", x)
 		}
 	}
@@ -211,7 +213,7 @@ func testExtractionCorpus(t *testing.T, open Opener) {
 		t.Fatalf("document after extraction: %+v", back)
 	}
 	// A name mentioned again later resolves to the placeholder, not a new one.
-	llm.OnValue("Carol Diaz approved", map[string]any{
+	model.OnValue("Carol Diaz approved", map[string]any{
 		"entities":  []map[string]any{{"name": "carol diaz", "type": "person"}},
 		"relations": []map[string]any{{"source": "carol diaz", "target": "SELF", "relation": "approved", "confidence": 0.9}},
 	})
@@ -227,7 +229,7 @@ func testExtractionCorpus(t *testing.T, open Opener) {
 
 	// New content: the old derived edges are retracted, the new ones written;
 	// the manual edge stays.
-	llm.OnValue("Kickoff moved", map[string]any{
+	model.OnValue("Kickoff moved", map[string]any{
 		"entities":  []map[string]any{{"name": "Bob Martinez", "type": "person"}},
 		"relations": []map[string]any{{"source": "Bob Martinez", "target": "SELF", "relation": "organised", "confidence": 0.75}},
 	})
@@ -283,8 +285,8 @@ func testExtractionEligibility(t *testing.T, open Opener) {
 		{postgram.MemoryExtractAll, postgram.StagePending},
 	} {
 		t.Run(string(tt.mode), func(t *testing.T) {
-			llm := postgramtest.NewScriptedLLM("")
-			e := extractEnv(t, open, llm, func(x *postgram.ExtractionConfig) { x.MemoryMode = tt.mode })
+			model := postgramtest.NewScriptedLLM("")
+			e := extractEnv(t, open, model, func(x *postgram.ExtractionConfig) { x.MemoryMode = tt.mode })
 			durable := e.store1(postgram.StoreInput{Type: postgram.TypeMemory, Content: "we deploy on Tuesdays"})
 			project := e.store1(postgram.StoreInput{Type: postgram.TypeProject, Content: "Project Zephyr"})
 			skipped := e.store1(postgram.StoreInput{Type: postgram.TypeDocument, Content: "do not read me", SkipExtraction: true})
@@ -306,7 +308,7 @@ func testExtractionEligibility(t *testing.T, open Opener) {
 			if st.Entities != n {
 				t.Fatalf("extracted %d entities, want %d", st.Entities, n)
 			}
-			for _, call := range llm.Calls() {
+			for _, call := range model.Calls() {
 				if strings.Contains(call.Prompt, "working notes") || strings.Contains(call.Prompt, "do not read me") {
 					t.Fatalf("the LLM read something it must not: %q", call.Prompt)
 				}
@@ -326,11 +328,11 @@ func testExtractionEligibility(t *testing.T, open Opener) {
 }
 
 func testExtractionFailure(t *testing.T, open Opener) {
-	llm := postgramtest.NewScriptedLLM("")
-	llm.Fail("flaky provider", fmt.Errorf("HTTP 503 from the LLM: %w", postgram.ErrUnavailable))
-	llm.On("off-schema answer", `{"entities":[],"relations":[{"source":"SELF","target":"X","relation":"rel","confidence":1.7}]}`)
-	llm.On("malformed answer", `{"entities":[`)
-	e := extractEnv(t, open, llm)
+	model := postgramtest.NewScriptedLLM("")
+	model.Fail("flaky provider", fmt.Errorf("HTTP 503 from the LLM: %w", postgram.ErrUnavailable))
+	model.On("off-schema answer", `{"entities":[],"relations":[{"source":"SELF","target":"X","relation":"rel","confidence":1.7}]}`)
+	model.On("malformed answer", `{"entities":[`)
+	e := extractEnv(t, open, model)
 	flaky := e.store1(postgram.StoreInput{Type: postgram.TypeDocument, Content: "a flaky provider note"})
 	bad := e.store1(postgram.StoreInput{Type: postgram.TypeDocument, Content: "an off-schema answer note"})
 	broken := e.store1(postgram.StoreInput{Type: postgram.TypeDocument, Content: "a malformed answer note"})
@@ -370,7 +372,7 @@ func testExtractionFailure(t *testing.T, open Opener) {
 		t.Fatalf("the recorded error does not say what was wrong: %q", back.ExtractionError)
 	}
 	// Exhausted: no more attempts, and a failure never wrote part of a graph.
-	llm.Forget("flaky provider")
+	model.Forget("flaky provider")
 	if st := e.extract(); st.Entities != 0 || st.Failed != 0 {
 		t.Fatalf("exhausted entities retried: %+v", st)
 	}
@@ -393,12 +395,12 @@ func testExtractionFailure(t *testing.T, open Opener) {
 }
 
 func testExtractionStale(t *testing.T, open Opener) {
-	llm := postgramtest.NewScriptedLLM("").OnValue("first version", map[string]any{
+	model := postgramtest.NewScriptedLLM("").OnValue("first version", map[string]any{
 		"entities":  []map[string]any{{"name": "Zed", "type": "person"}},
 		"relations": []map[string]any{{"source": "SELF", "target": "Zed", "relation": "mentions", "confidence": 0.9}},
 	})
-	gate := &gatedLLM{ScriptedLLM: llm, marker: "first version", entered: make(chan struct{}), release: make(chan struct{})}
-	e := newEnv(t, open, func(c *postgram.Config) { c.Extraction.Extractor = postgram.NewLLMExtractor(gate) })
+	gate := &gatedLLM{ScriptedLLM: model, marker: "first version", entered: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, open, func(c *postgram.Config) { c.Extraction.Extractor = llm.NewExtractor(gate) })
 	e.store1(postgram.StoreInput{Type: postgram.TypePerson, Content: "Zed"})
 	doc := e.store1(postgram.StoreInput{Type: postgram.TypeDocument, Content: "the first version names Zed"})
 	e.enrich()
@@ -438,7 +440,7 @@ type gatedLLM struct {
 	once             sync.Once
 }
 
-func (g *gatedLLM) GenerateJSON(ctx context.Context, req postgram.LLMRequest) (json.RawMessage, error) {
+func (g *gatedLLM) GenerateJSON(ctx context.Context, req llm.Request) (json.RawMessage, error) {
 	first := false
 	if strings.Contains(req.Prompt, g.marker) {
 		g.once.Do(func() { first = true })
@@ -462,14 +464,14 @@ func testReextract(t *testing.T, open Opener) {
 	var asked []postgram.ExtractOverride
 	var mu sync.Mutex
 	e := extractEnv(t, open, base, func(x *postgram.ExtractionConfig) {
-		x.ForOverride = func(o postgram.ExtractOverride) (postgram.Extractor, error) {
+		x.ForOverride = func(o postgram.ExtractOverride) (llm.Extractor, error) {
 			mu.Lock()
 			asked = append(asked, o)
 			mu.Unlock()
 			if o.Provider != "anthropic" {
 				return nil, fmt.Errorf("unknown provider %q: %w", o.Provider, postgram.ErrInvalidArgument)
 			}
-			return postgram.NewLLMExtractor(better), nil
+			return llm.NewExtractor(better), nil
 		}
 	})
 	helix := e.store1(postgram.StoreInput{Type: postgram.TypeProject, Content: "Helix"})
@@ -550,24 +552,24 @@ type judge struct {
 	weak   map[string]bool
 }
 
-func (j *judge) JudgeEdge(_ context.Context, c postgram.EdgeClaim) (postgram.EdgeVerdict, error) {
+func (j *judge) JudgeEdge(_ context.Context, c llm.EdgeClaim) (llm.EdgeVerdict, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.calls++
 	switch {
 	case j.reject[c.Relation]:
-		return postgram.EdgeVerdict{Valid: false, Confidence: 0.9, Reason: "the text does not say so"}, nil
+		return llm.EdgeVerdict{Valid: false, Confidence: 0.9, Reason: "the text does not say so"}, nil
 	case j.weak[c.Relation]:
-		return postgram.EdgeVerdict{Valid: true, Confidence: 0.2, Reason: "barely implied"}, nil
+		return llm.EdgeVerdict{Valid: true, Confidence: 0.2, Reason: "barely implied"}, nil
 	}
 	if !strings.Contains(c.Content, c.TargetName) {
-		return postgram.EdgeVerdict{}, fmt.Errorf("judge saw no content for %s: %w", c.TargetName, postgram.ErrLLMFailed)
+		return llm.EdgeVerdict{}, fmt.Errorf("judge saw no content for %s: %w", c.TargetName, postgram.ErrLLMFailed)
 	}
-	return postgram.EdgeVerdict{Valid: true, Confidence: 0.9, Reason: "stated"}, nil
+	return llm.EdgeVerdict{Valid: true, Confidence: 0.9, Reason: "stated"}, nil
 }
 
 func testValidateEdges(t *testing.T, open Opener) {
-	llm := postgramtest.NewScriptedLLM("").OnValue("Orion", map[string]any{
+	model := postgramtest.NewScriptedLLM("").OnValue("Orion", map[string]any{
 		"entities": []map[string]any{{"name": "Orion", "type": "project"}, {"name": "Rhea", "type": "person"}, {"name": "Tess", "type": "person"}},
 		"relations": []map[string]any{
 			{"source": "SELF", "target": "Orion", "relation": "part_of", "confidence": 0.9},
@@ -575,7 +577,7 @@ func testValidateEdges(t *testing.T, open Opener) {
 			{"source": "Tess", "target": "Orion", "relation": "works_on", "confidence": 0.8},
 		},
 	})
-	e := extractEnv(t, open, llm)
+	e := extractEnv(t, open, model)
 	orion := e.store1(postgram.StoreInput{Type: postgram.TypeProject, Content: "Orion"})
 	rhea := e.store1(postgram.StoreInput{Type: postgram.TypePerson, Content: "Rhea"})
 	e.store1(postgram.StoreInput{Type: postgram.TypePerson, Content: "Tess"})
@@ -624,14 +626,14 @@ func testValidateEdges(t *testing.T, open Opener) {
 }
 
 func testExtractionConcurrent(t *testing.T, open Opener) {
-	llm := postgramtest.NewScriptedLLM("")
-	e := extractEnv(t, open, llm)
+	model := postgramtest.NewScriptedLLM("")
+	e := extractEnv(t, open, model)
 	const n = 40
 	for i := 0; i < n; i++ {
 		e.store1(postgram.StoreInput{Type: postgram.TypeDocument, Content: fmt.Sprintf("note number %d", i)})
 	}
 	e.enrich()
-	other := e.client(func(c *postgram.Config) { c.Extraction.Extractor = postgram.NewLLMExtractor(llm) })
+	other := e.client(func(c *postgram.Config) { c.Extraction.Extractor = llm.NewExtractor(model) })
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	total := 0
@@ -649,8 +651,8 @@ func testExtractionConcurrent(t *testing.T, open Opener) {
 		}()
 	}
 	wg.Wait()
-	if total != n || len(llm.Calls()) != n {
-		t.Fatalf("%d entities extracted with %d LLM calls, want %d each", total, len(llm.Calls()), n)
+	if total != n || len(model.Calls()) != n {
+		t.Fatalf("%d entities extracted with %d LLM calls, want %d each", total, len(model.Calls()), n)
 	}
 }
 
@@ -658,11 +660,11 @@ func testExtractionConcurrent(t *testing.T, open Opener) {
 // without anyone calling ExtractPending (the embedding wakes the
 // extraction loop; no 30-second poll).
 func testExtractionWorker(t *testing.T, open Opener) {
-	llm := postgramtest.NewScriptedLLM("").OnValue("Lyra", map[string]any{
+	model := postgramtest.NewScriptedLLM("").OnValue("Lyra", map[string]any{
 		"entities":  []map[string]any{{"name": "Lyra", "type": "project"}},
 		"relations": []map[string]any{{"source": "SELF", "target": "Lyra", "relation": "part_of", "confidence": 0.9}},
 	})
-	e := extractEnv(t, open, llm)
+	e := extractEnv(t, open, model)
 	lyra := e.store1(postgram.StoreInput{Type: postgram.TypeProject, Content: "Lyra"})
 	if err := e.c.Start(e.ctx); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package storagetest
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"context"
 	"errors"
 	"fmt"
@@ -128,35 +130,35 @@ type fakeGroomer struct {
 	calls    int
 }
 
-func (g *fakeGroomer) PromoteSessionContext(_ context.Context, c postgram.SessionCandidate) (postgram.PromotionDecision, error) {
+func (g *fakeGroomer) PromoteSessionContext(_ context.Context, c llm.SessionCandidate) (llm.PromotionDecision, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.calls++
 	if strings.Contains(c.Content, "llm-fails") {
-		return postgram.PromotionDecision{}, errors.New("model overloaded")
+		return llm.PromotionDecision{}, errors.New("model overloaded")
 	}
 	if strings.Contains(c.Content, "decided") {
 		g.promoted = append(g.promoted, c.ID)
-		return postgram.PromotionDecision{Promote: true, Content: "Decision: " + c.Content, Tags: []string{"promoted"}, Reason: "a decision"}, nil
+		return llm.PromotionDecision{Promote: true, Content: "Decision: " + c.Content, Tags: []string{"promoted"}, Reason: "a decision"}, nil
 	}
-	return postgram.PromotionDecision{Reason: "chatter"}, nil
+	return llm.PromotionDecision{Reason: "chatter"}, nil
 }
 
-func (g *fakeGroomer) ReviewDurable(_ context.Context, c postgram.DurableCandidate) (postgram.DurableReview, error) {
+func (g *fakeGroomer) ReviewDurable(_ context.Context, c llm.DurableCandidate) (llm.DurableReview, error) {
 	switch {
 	case strings.Contains(c.Content, "vague"):
-		return postgram.DurableReview{Outcome: postgram.OutcomeNeedsGrooming, Reason: "too vague", Suggestion: "The importer reads UTF-8 CSV files."}, nil
+		return llm.DurableReview{Outcome: llm.OutcomeNeedsGrooming, Reason: "too vague", Suggestion: "The importer reads UTF-8 CSV files."}, nil
 	case strings.Contains(c.Content, "unclear"):
-		return postgram.DurableReview{Outcome: postgram.OutcomeNeedsGrooming, Reason: "unclear"}, nil
+		return llm.DurableReview{Outcome: llm.OutcomeNeedsGrooming, Reason: "unclear"}, nil
 	case strings.Contains(c.Content, "obsolete"):
-		return postgram.DurableReview{Outcome: postgram.OutcomeArchive, Reason: "obsolete"}, nil
+		return llm.DurableReview{Outcome: llm.OutcomeArchive, Reason: "obsolete"}, nil
 	case strings.Contains(c.Content, "old version"):
-		return postgram.DurableReview{Outcome: postgram.OutcomeSuperseded, Reason: "replaced", SupersededBy: "x"}, nil
+		return llm.DurableReview{Outcome: llm.OutcomeSuperseded, Reason: "replaced", SupersededBy: "x"}, nil
 	}
-	return postgram.DurableReview{Outcome: postgram.OutcomeKeep, Reason: "fine"}, nil
+	return llm.DurableReview{Outcome: llm.OutcomeKeep, Reason: "fine"}, nil
 }
 
-func (g *fakeGroomer) RewriteDurable(_ context.Context, c postgram.DurableCandidate, reason string) (string, error) {
+func (g *fakeGroomer) RewriteDurable(_ context.Context, c llm.DurableCandidate, reason string) (string, error) {
 	return "Rewritten (" + reason + "): quokka facts", nil
 }
 

@@ -61,7 +61,7 @@ func PurgeFixture(t *testing.T, c *postgram.Client) uuid.UUID {
 func testPurge(t *testing.T, open Opener) {
 	e := newEnv(t, open)
 	if _, ok := e.store.(driver.PurgeStorage); !ok {
-		t.Fatalf("%s does not implement postgram.PurgeStorage", e.store.Name())
+		t.Fatalf("%s does not implement driver.PurgeStorage", e.store.Name())
 	}
 	id := PurgeFixture(t, e.c)
 	if _, err := e.admin().EnrichPending(e.ctx); err != nil {

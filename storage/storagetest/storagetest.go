@@ -1,4 +1,4 @@
-// Package storagetest is the conformance suite every postgram.Storage
+// Package storagetest is the conformance suite every driver.Storage
 // backend must pass. A backend's test calls Run with a function that opens
 // a fresh, migrated, empty store; the suite drives it through the public
 // postgram.Client, so it checks the library's rules and the backend

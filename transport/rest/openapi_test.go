@@ -276,7 +276,7 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-// nilStore satisfies postgram.Storage for tests that only build a router.
+// nilStore satisfies driver.Storage for tests that only build a router.
 type nilStore struct{ driver.Storage }
 
 func (nilStore) Name() string { return "nil" }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -59,7 +61,7 @@ type Extraction struct {
 	// (pgm-admin improve-graph --provider).
 	openAIKey, anthropicKey, ollamaURL string
 	// llm is the configured model, built (and so checked) by Parse.
-	llm postgram.LLM
+	llm llm.Model
 }
 
 // extractionTimeout reads EXTRACTION_TIMEOUT_MS or its alias
@@ -196,9 +198,9 @@ func fraction(get Getenv, name string, def float64) (float64, error) {
 }
 
 // Info is the configured model's provider and name ("" when disabled).
-func (x *Extraction) Info() postgram.LLMInfo {
+func (x *Extraction) Info() llm.Info {
 	if x.llm == nil {
-		return postgram.LLMInfo{}
+		return llm.Info{}
 	}
 	return x.llm.Info()
 }
@@ -206,7 +208,7 @@ func (x *Extraction) Info() postgram.LLMInfo {
 // LLM builds the chat model for the configured provider and model, or for
 // an override's (the override's provider takes that provider's own key
 // and host variables unless it is the configured provider).
-func (x *Extraction) LLM(o postgram.ExtractOverride) (postgram.LLM, error) {
+func (x *Extraction) LLM(o postgram.ExtractOverride) (llm.Model, error) {
 	provider, model, baseURL, key := x.Provider, x.Model, x.BaseURL, x.APIKey
 	if o.Provider != "" && o.Provider != x.Provider {
 		provider, model, baseURL, key = strings.ToLower(o.Provider), "", "", ""
@@ -271,31 +273,31 @@ func (x *Extraction) Library() postgram.ExtractionConfig {
 	if x.llm == nil {
 		return cfg
 	}
-	cfg.Extractor = postgram.NewLLMExtractor(x.llm)
-	cfg.ForOverride = func(o postgram.ExtractOverride) (postgram.Extractor, error) {
+	cfg.Extractor = llm.NewExtractor(x.llm)
+	cfg.ForOverride = func(o postgram.ExtractOverride) (llm.Extractor, error) {
 		l, err := x.LLM(o)
 		if err != nil {
 			return nil, err
 		}
-		return postgram.NewLLMExtractor(l), nil
+		return llm.NewExtractor(l), nil
 	}
 	return cfg
 }
 
 // Groomer is the LLM groomer (promotion, durable review, rewrites), nil
 // when extraction is not enabled.
-func (x *Extraction) Groomer() postgram.Groomer {
+func (x *Extraction) Groomer() llm.Groomer {
 	if x.llm == nil {
 		return nil
 	}
-	return postgram.NewLLMGroomer(x.llm)
+	return llm.NewGroomer(x.llm)
 }
 
 // Judge is the LLM edge judge (pgm-admin validate-edges), nil when
 // extraction is not enabled.
-func (x *Extraction) Judge() postgram.EdgeJudge {
+func (x *Extraction) Judge() llm.EdgeJudge {
 	if x.llm == nil {
 		return nil
 	}
-	return postgram.NewLLMJudge(x.llm)
+	return llm.NewJudge(x.llm)
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/postgram-go/postgram/llm"
+
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -115,11 +117,11 @@ func TestDisableThinkingOnTheWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			llm, err := e.Extraction.LLM(postgram.ExtractOverride{})
+			model, err := e.Extraction.LLM(postgram.ExtractOverride{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := llm.GenerateJSON(t.Context(), postgram.LLMRequest{System: "s", Prompt: "p"}); err != nil {
+			if _, err := model.GenerateJSON(t.Context(), llm.Request{System: "s", Prompt: "p"}); err != nil {
 				t.Fatal(err)
 			}
 			got, ok := last()[c.key]

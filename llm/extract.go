@@ -1,4 +1,4 @@
-package postgram
+package llm
 
 import (
 	"bytes"
@@ -8,9 +8,12 @@ import (
 	"math"
 	"strings"
 	"unicode"
+
+	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
-// LLM is a chat model that answers one prompt with one JSON object
+// Model is a chat model that answers one prompt with one JSON object
 // matching a JSON Schema (structured output). Implementations live in
 // providers/ (openai and OpenAI-compatible servers, anthropic, ollama);
 // the library builds the prompts, so relation extraction, edge validation
@@ -21,14 +24,14 @@ import (
 // provider refused, the model refused, the answer was truncated or is not
 // JSON), ErrRateLimited (HTTP 429) or ErrUnavailable (unreachable, 5xx,
 // timeout, cancellation).
-type LLM interface {
-	GenerateJSON(ctx context.Context, req LLMRequest) (json.RawMessage, error)
+type Model interface {
+	GenerateJSON(ctx context.Context, req Request) (json.RawMessage, error)
 	// Info identifies the provider and model, for provenance.
-	Info() LLMInfo
+	Info() Info
 }
 
-// LLMRequest is one structured-output prompt.
-type LLMRequest struct {
+// Request is one structured-output prompt.
+type Request struct {
 	// System is the instruction; Prompt the material to work on.
 	System string
 	Prompt string
@@ -41,14 +44,14 @@ type LLMRequest struct {
 	MaxTokens int
 }
 
-// LLMInfo identifies an LLM.
-type LLMInfo struct {
+// Info identifies a model.
+type Info struct {
 	Provider string `json:"provider"` // "openai", "openai-compatible", "anthropic", "ollama", ...
 	Model    string `json:"model"`
 }
 
 // Extractor reads an entity's content and returns the relations it
-// states. NewLLMExtractor makes one from any LLM; tests use a scripted one
+// states. NewExtractor makes one from any LLM; tests use a scripted one
 // (postgramtest or their own).
 type Extractor interface {
 	Extract(ctx context.Context, in ExtractInput) (*Extraction, error)
@@ -71,7 +74,7 @@ const SelfName = "SELF"
 type ExtractInput struct {
 	// Type and Content of the entity; Name is its display name (title,
 	// name or the start of its content), for the model's orientation.
-	Type    EntityType
+	Type    driver.EntityType
 	Name    string
 	Content string
 	// Known are existing entities the content may mention, so the model
@@ -81,8 +84,8 @@ type ExtractInput struct {
 
 // KnownEntity is an existing entity offered to the model by name.
 type KnownEntity struct {
-	Name string     `json:"name"`
-	Type EntityType `json:"type"`
+	Name string            `json:"name"`
+	Type driver.EntityType `json:"type"`
 }
 
 // Extraction is an extractor's answer.
@@ -99,8 +102,8 @@ type Extraction struct {
 
 // ExtractedEntity is an entity the content mentions.
 type ExtractedEntity struct {
-	Name string     `json:"name"`
-	Type EntityType `json:"type"`
+	Name string            `json:"name"`
+	Type driver.EntityType `json:"type"`
 }
 
 // ExtractedRelation is one relation the content states.
@@ -132,8 +135,8 @@ Only extract what the text says; do not guess. Never invent entities that are no
 
 // extractSchema is the JSON Schema of an extraction answer.
 func extractSchema() map[string]any {
-	types := make([]any, len(EntityTypes))
-	for i, t := range EntityTypes {
+	types := make([]any, len(driver.EntityTypes))
+	for i, t := range driver.EntityTypes {
 		types[i] = string(t)
 	}
 	str := map[string]any{"type": "string"}
@@ -166,22 +169,22 @@ func extractSchema() map[string]any {
 	}
 }
 
-// LLMExtractor extracts relations with an LLM, using the library's prompt
+// ModelExtractor extracts relations with an LLM, using the library's prompt
 // (ExtractPromptVersion) and checking the answer against the schema.
-type LLMExtractor struct {
-	llm       LLM
+type ModelExtractor struct {
+	llm       Model
 	maxTokens int
 }
 
-// NewLLMExtractor returns an Extractor that asks llm.
-func NewLLMExtractor(llm LLM) *LLMExtractor { return &LLMExtractor{llm: llm, maxTokens: 4096} }
+// NewExtractor returns an Extractor that asks llm.
+func NewExtractor(llm Model) *ModelExtractor { return &ModelExtractor{llm: llm, maxTokens: 4096} }
 
 // LLM returns the model the extractor asks (edge validation and grooming
 // reuse it).
-func (x *LLMExtractor) LLM() LLM { return x.llm }
+func (x *ModelExtractor) Model() Model { return x.llm }
 
 // Info implements Extractor.
-func (x *LLMExtractor) Info() ExtractorInfo {
+func (x *ModelExtractor) Info() ExtractorInfo {
 	i := x.llm.Info()
 	return ExtractorInfo{Provider: i.Provider, Model: i.Model, PromptVersion: ExtractPromptVersion}
 }
@@ -190,7 +193,7 @@ func (x *LLMExtractor) Info() ExtractorInfo {
 // missing field, an empty name or relation, a confidence outside 0..1, an
 // unknown entity type) is an error wrapping ErrLLMFailed: the caller
 // records a failure instead of writing part of a graph.
-func (x *LLMExtractor) Extract(ctx context.Context, in ExtractInput) (*Extraction, error) {
+func (x *ModelExtractor) Extract(ctx context.Context, in ExtractInput) (*Extraction, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Entity being read (SELF): type %s", in.Type)
 	if in.Name != "" {
@@ -210,7 +213,7 @@ func (x *LLMExtractor) Extract(ctx context.Context, in ExtractInput) (*Extractio
 	b.WriteString("\nContent:\n<<<\n")
 	b.WriteString(content)
 	b.WriteString("\n>>>\n")
-	raw, err := x.llm.GenerateJSON(ctx, LLMRequest{System: extractSystem, Prompt: b.String(),
+	raw, err := x.llm.GenerateJSON(ctx, Request{System: extractSystem, Prompt: b.String(),
 		SchemaName: "graph_extraction", Schema: extractSchema(), MaxTokens: x.maxTokens})
 	if err != nil {
 		return nil, err
@@ -240,10 +243,10 @@ func ParseExtraction(raw []byte) (*Extraction, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&ans); err != nil {
-		return nil, fmt.Errorf("%w: the answer is not the extraction schema: %v", ErrLLMFailed, err)
+		return nil, fmt.Errorf("%w: the answer is not the extraction schema: %v", driver.ErrLLMFailed, err)
 	}
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: the answer is not the extraction schema: %s", ErrLLMFailed, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: the answer is not the extraction schema: %s", driver.ErrLLMFailed, fmt.Sprintf(format, args...))
 	}
 	if ans.Relations == nil {
 		return nil, bad("relations is missing")
@@ -254,19 +257,19 @@ func ParseExtraction(raw []byte) (*Extraction, error) {
 			return nil, bad("%d entities; at most %d", len(*ans.Entities), maxExtractedEntities)
 		}
 		for i, e := range *ans.Entities {
-			if e.Name == nil || cleanName(*e.Name) == "" {
+			if e.Name == nil || validate.CleanName(*e.Name) == "" {
 				return nil, bad("entities[%d].name is missing or empty", i)
 			}
-			name := cleanName(*e.Name)
+			name := validate.CleanName(*e.Name)
 			if len([]rune(name)) > maxExtractedName {
 				return nil, bad("entities[%d].name is longer than %d characters", i, maxExtractedName)
 			}
-			var t EntityType
+			var t driver.EntityType
 			if e.Type != nil {
-				t = EntityType(strings.ToLower(strings.TrimSpace(*e.Type)))
+				t = driver.EntityType(strings.ToLower(strings.TrimSpace(*e.Type)))
 			}
 			if !t.Valid() {
-				return nil, bad("entities[%d].type %q is not an entity type", i, truncate(string(t), 40))
+				return nil, bad("entities[%d].type %q is not an entity type", i, validate.Truncate(string(t), 40))
 			}
 			out.Entities = append(out.Entities, ExtractedEntity{Name: name, Type: t})
 		}
@@ -276,9 +279,9 @@ func ParseExtraction(raw []byte) (*Extraction, error) {
 	}
 	for i, r := range *ans.Relations {
 		switch {
-		case r.Source == nil || cleanName(*r.Source) == "":
+		case r.Source == nil || validate.CleanName(*r.Source) == "":
 			return nil, bad("relations[%d].source is missing or empty", i)
-		case r.Target == nil || cleanName(*r.Target) == "":
+		case r.Target == nil || validate.CleanName(*r.Target) == "":
 			return nil, bad("relations[%d].target is missing or empty", i)
 		case r.Relation == nil:
 			return nil, bad("relations[%d].relation is missing", i)
@@ -287,11 +290,11 @@ func ParseExtraction(raw []byte) (*Extraction, error) {
 		case math.IsNaN(*r.Confidence) || *r.Confidence < 0 || *r.Confidence > 1:
 			return nil, bad("relations[%d].confidence %v is not between 0 and 1", i, *r.Confidence)
 		}
-		rel, err := NormalizeRelation(fmt.Sprintf("relations[%d].relation", i), snakeRelation(*r.Relation))
+		rel, err := validate.Relation(fmt.Sprintf("relations[%d].relation", i), snakeRelation(*r.Relation))
 		if err != nil {
 			return nil, bad("%v", err)
 		}
-		src, dst := cleanName(*r.Source), cleanName(*r.Target)
+		src, dst := validate.CleanName(*r.Source), validate.CleanName(*r.Target)
 		if len([]rune(src)) > maxExtractedName || len([]rune(dst)) > maxExtractedName {
 			return nil, bad("relations[%d] names an entity longer than %d characters", i, maxExtractedName)
 		}
@@ -299,12 +302,6 @@ func ParseExtraction(raw []byte) (*Extraction, error) {
 	}
 	return out, nil
 }
-
-// cleanName trims a name and collapses its inner whitespace.
-func cleanName(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// nameKey is the case-insensitive form names are matched by.
-func nameKey(s string) string { return strings.ToLower(cleanName(s)) }
 
 // snakeRelation lower-cases a relation and joins its words with '_'.
 func snakeRelation(s string) string {

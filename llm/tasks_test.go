@@ -1,6 +1,8 @@
-package postgram
+package llm
 
 import (
+	"github.com/postgram-go/postgram/driver"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,8 +21,8 @@ import (
 // Compile-time checks that the LLM tasks implement the interfaces the
 // library calls.
 var (
-	_ Groomer   = (*LLMGroomer)(nil)
-	_ EdgeJudge = (*LLMJudge)(nil)
+	_ Groomer   = (*ModelGroomer)(nil)
+	_ EdgeJudge = (*ModelJudge)(nil)
 )
 
 // taskLLM answers GenerateJSON with canned answers, in order (the
@@ -28,7 +30,7 @@ var (
 type taskLLM struct {
 	mu      sync.Mutex
 	answers []taskScript
-	reqs    []LLMRequest
+	reqs    []Request
 }
 
 type taskScript struct {
@@ -46,12 +48,12 @@ func taskLLMAnswering(raw ...string) *taskLLM {
 
 func taskLLMFailing(err error) *taskLLM { return &taskLLM{answers: []taskScript{{err: err}}} }
 
-func (l *taskLLM) GenerateJSON(_ context.Context, req LLMRequest) (json.RawMessage, error) {
+func (l *taskLLM) GenerateJSON(_ context.Context, req Request) (json.RawMessage, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.reqs = append(l.reqs, req)
 	if len(l.answers) == 0 {
-		return nil, fmt.Errorf("%w: no scripted answer", ErrLLMFailed)
+		return nil, fmt.Errorf("%w: no scripted answer", driver.ErrLLMFailed)
 	}
 	a := l.answers[0]
 	if len(l.answers) > 1 {
@@ -63,15 +65,15 @@ func (l *taskLLM) GenerateJSON(_ context.Context, req LLMRequest) (json.RawMessa
 	return json.RawMessage(a.raw), nil
 }
 
-func (l *taskLLM) Info() LLMInfo { return LLMInfo{Provider: "scripted", Model: "canned-1"} }
+func (l *taskLLM) Info() Info { return Info{Provider: "scripted", Model: "canned-1"} }
 
-func (l *taskLLM) requests() []LLMRequest {
+func (l *taskLLM) requests() []Request {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.reqs)
 }
 
-func (l *taskLLM) lastRequest(t *testing.T) LLMRequest {
+func (l *taskLLM) lastRequest(t *testing.T) Request {
 	t.Helper()
 	reqs := l.requests()
 	if len(reqs) == 0 {
@@ -84,10 +86,10 @@ func (l *taskLLM) lastRequest(t *testing.T) LLMRequest {
 // names field.
 func wantTaskLLMFailed(t *testing.T, err error, field string) {
 	t.Helper()
-	if !errors.Is(err, ErrLLMFailed) {
+	if !errors.Is(err, driver.ErrLLMFailed) {
 		t.Fatalf("err = %v; want one wrapping ErrLLMFailed", err)
 	}
-	if errors.Is(err, ErrInvalidArgument) {
+	if errors.Is(err, driver.ErrInvalidArgument) {
 		t.Errorf("err = %v also wraps ErrInvalidArgument; every error wraps exactly one sentinel", err)
 	}
 	if !strings.Contains(err.Error(), field) {
@@ -100,8 +102,8 @@ var (
 		Topic: "editor setup", SessionID: "s-1", Tags: []string{"prefs"}, UpdatedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	taskDurable = DurableCandidate{ID: uuid.New(), Content: "We just moved the API to port 8081 yesterday.",
 		Tags: []string{"infra"}, Metadata: map[string]any{"topic": "api"}, UpdatedAt: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
-	taskClaim = EdgeClaim{Relation: "assigned_to", SourceName: "Ship v2", SourceType: TypeTask,
-		TargetName: "Ada", TargetType: TypePerson, Content: "Ada will ship v2 by Friday."}
+	taskClaim = EdgeClaim{Relation: "assigned_to", SourceName: "Ship v2", SourceType: driver.TypeTask,
+		TargetName: "Ada", TargetType: driver.TypePerson, Content: "Ada will ship v2 by Friday."}
 )
 
 func TestLLMGroomerPromote(t *testing.T) {
@@ -126,7 +128,7 @@ func TestLLMGroomerPromote(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			llm := taskLLMAnswering(tt.raw)
-			got, err := NewLLMGroomer(llm).PromoteSessionContext(t.Context(), taskSession)
+			got, err := NewGroomer(llm).PromoteSessionContext(t.Context(), taskSession)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,14 +173,14 @@ func TestLLMGroomerPromoteRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := NewLLMGroomer(taskLLMAnswering(tt.raw)).PromoteSessionContext(t.Context(), taskSession)
+			_, err := NewGroomer(taskLLMAnswering(tt.raw)).PromoteSessionContext(t.Context(), taskSession)
 			wantTaskLLMFailed(t, err, tt.field)
 		})
 	}
 	t.Run("content over the limit", func(t *testing.T) {
 		t.Parallel()
-		raw, _ := json.Marshal(map[string]any{"promote": true, "content": strings.Repeat("x", MaxContentBytes+1), "tags": []string{}, "reason": "r"})
-		_, err := NewLLMGroomer(taskLLMAnswering(string(raw))).PromoteSessionContext(t.Context(), taskSession)
+		raw, _ := json.Marshal(map[string]any{"promote": true, "content": strings.Repeat("x", driver.MaxContentBytes+1), "tags": []string{}, "reason": "r"})
+		_, err := NewGroomer(taskLLMAnswering(string(raw))).PromoteSessionContext(t.Context(), taskSession)
 		wantTaskLLMFailed(t, err, "content")
 	})
 }
@@ -207,7 +209,7 @@ func TestLLMGroomerReview(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			llm := taskLLMAnswering(tt.raw)
-			got, err := NewLLMGroomer(llm).ReviewDurable(t.Context(), taskDurable)
+			got, err := NewGroomer(llm).ReviewDurable(t.Context(), taskDurable)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +228,7 @@ func TestLLMGroomerReview(t *testing.T) {
 		t.Parallel()
 		raw, _ := json.Marshal(map[string]any{"outcome": "needs_grooming", "reason": "r",
 			"suggestion": strings.Repeat("y", maxGroomSuggestion+1), "superseded_by": ""})
-		got, err := NewLLMGroomer(taskLLMAnswering(string(raw))).ReviewDurable(t.Context(), taskDurable)
+		got, err := NewGroomer(taskLLMAnswering(string(raw))).ReviewDurable(t.Context(), taskDurable)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +256,7 @@ func TestLLMGroomerReviewRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := NewLLMGroomer(taskLLMAnswering(tt.raw)).ReviewDurable(t.Context(), taskDurable)
+			_, err := NewGroomer(taskLLMAnswering(tt.raw)).ReviewDurable(t.Context(), taskDurable)
 			wantTaskLLMFailed(t, err, tt.field)
 		})
 	}
@@ -263,7 +265,7 @@ func TestLLMGroomerReviewRejects(t *testing.T) {
 func TestLLMGroomerRewrite(t *testing.T) {
 	t.Parallel()
 	llm := taskLLMAnswering(`{"content": "  The API listens on port 8081 (since January 2025).  "}`)
-	got, err := NewLLMGroomer(llm).RewriteDurable(t.Context(), taskDurable, "Relative date\nand first person.")
+	got, err := NewGroomer(llm).RewriteDurable(t.Context(), taskDurable, "Relative date\nand first person.")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +287,7 @@ func TestLLMGroomerRewrite(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := NewLLMGroomer(taskLLMAnswering(tt.raw)).RewriteDurable(t.Context(), taskDurable, "vague")
+			_, err := NewGroomer(taskLLMAnswering(tt.raw)).RewriteDurable(t.Context(), taskDurable, "vague")
 			wantTaskLLMFailed(t, err, tt.field)
 		})
 	}
@@ -306,7 +308,7 @@ func TestLLMJudge(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			llm := taskLLMAnswering(tt.raw)
-			got, err := NewLLMJudge(llm).JudgeEdge(t.Context(), taskClaim)
+			got, err := NewJudge(llm).JudgeEdge(t.Context(), taskClaim)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,15 +341,15 @@ func TestLLMJudgeRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := NewLLMJudge(taskLLMAnswering(tt.raw)).JudgeEdge(t.Context(), taskClaim)
+			_, err := NewJudge(taskLLMAnswering(tt.raw)).JudgeEdge(t.Context(), taskClaim)
 			wantTaskLLMFailed(t, err, tt.field)
 		})
 	}
 }
 
 // runLLMTasks calls each LLM task once with llm, returning the errors.
-func runLLMTasks(ctx context.Context, llm LLM) map[string]error {
-	g, j := NewLLMGroomer(llm), NewLLMJudge(llm)
+func runLLMTasks(ctx context.Context, llm Model) map[string]error {
+	g, j := NewGroomer(llm), NewJudge(llm)
 	_, perr := g.PromoteSessionContext(ctx, taskSession)
 	_, verr := g.ReviewDurable(ctx, taskDurable)
 	_, rerr := g.RewriteDurable(ctx, taskDurable, "vague")
@@ -357,7 +359,7 @@ func runLLMTasks(ctx context.Context, llm LLM) map[string]error {
 
 func TestLLMTasksPassLLMErrorsThrough(t *testing.T) {
 	t.Parallel()
-	for _, sentinel := range []error{ErrUnavailable, ErrRateLimited, ErrLLMFailed, context.Canceled} {
+	for _, sentinel := range []error{driver.ErrUnavailable, driver.ErrRateLimited, driver.ErrLLMFailed, context.Canceled} {
 		t.Run(sentinel.Error(), func(t *testing.T) {
 			t.Parallel()
 			cause := fmt.Errorf("provider: %w", sentinel)
@@ -477,7 +479,7 @@ func TestLLMTasksBoundContent(t *testing.T) {
 		llm := taskLLMAnswering(`{"promote": false, "content": "", "tags": [], "reason": "r"}`)
 		c := taskSession
 		c.Content = long
-		if _, err := NewLLMGroomer(llm).PromoteSessionContext(t.Context(), c); err != nil {
+		if _, err := NewGroomer(llm).PromoteSessionContext(t.Context(), c); err != nil {
 			t.Fatal(err)
 		}
 		checkPrompt(t, llm)
@@ -487,7 +489,7 @@ func TestLLMTasksBoundContent(t *testing.T) {
 		llm := taskLLMAnswering(`{"outcome": "needs_grooming", "reason": "r", "suggestion": "partial", "superseded_by": ""}`)
 		c := taskDurable
 		c.Content = long
-		rv, err := NewLLMGroomer(llm).ReviewDurable(t.Context(), c)
+		rv, err := NewGroomer(llm).ReviewDurable(t.Context(), c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -501,7 +503,7 @@ func TestLLMTasksBoundContent(t *testing.T) {
 		llm := taskLLMAnswering(`{"valid": true, "confidence": 0.5, "reason": "r"}`)
 		c := taskClaim
 		c.Content = long
-		if _, err := NewLLMJudge(llm).JudgeEdge(t.Context(), c); err != nil {
+		if _, err := NewJudge(llm).JudgeEdge(t.Context(), c); err != nil {
 			t.Fatal(err)
 		}
 		checkPrompt(t, llm)
@@ -511,8 +513,8 @@ func TestLLMTasksBoundContent(t *testing.T) {
 		llm := taskLLMAnswering(`{"content": "c"}`)
 		c := taskDurable
 		c.Content = long
-		_, err := NewLLMGroomer(llm).RewriteDurable(t.Context(), c, "vague")
-		if !errors.Is(err, ErrInvalidArgument) || FieldOf(err) != "content" {
+		_, err := NewGroomer(llm).RewriteDurable(t.Context(), c, "vague")
+		if !errors.Is(err, driver.ErrInvalidArgument) || driver.FieldOf(err) != "content" {
 			t.Errorf("err = %v; want ErrInvalidArgument naming content", err)
 		}
 		if n := len(llm.requests()); n != 0 {
@@ -524,7 +526,7 @@ func TestLLMTasksBoundContent(t *testing.T) {
 		llm := taskLLMAnswering(`{"content": "c"}`)
 		c := taskDurable
 		c.Content = strings.Repeat("é", maxTaskContent)
-		if _, err := NewLLMGroomer(llm).RewriteDurable(t.Context(), c, "vague"); err != nil {
+		if _, err := NewGroomer(llm).RewriteDurable(t.Context(), c, "vague"); err != nil {
 			t.Fatal(err)
 		}
 		checkPrompt(t, llm)
@@ -537,7 +539,7 @@ func TestLLMTasksBoundContent(t *testing.T) {
 func TestLLMTasksInfo(t *testing.T) {
 	t.Parallel()
 	llm := taskLLMAnswering()
-	got := []ExtractorInfo{NewLLMGroomer(llm).Info(), NewLLMJudge(llm).Info()}
+	got := []ExtractorInfo{NewGroomer(llm).Info(), NewJudge(llm).Info()}
 	want := []ExtractorInfo{
 		{Provider: "scripted", Model: "canned-1", PromptVersion: GroomPromptVersion},
 		{Provider: "scripted", Model: "canned-1", PromptVersion: JudgePromptVersion},
@@ -545,7 +547,7 @@ func TestLLMTasksInfo(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("info (-want +got):\n%s", d)
 	}
-	if NewLLMGroomer(llm).LLM() != LLM(llm) || NewLLMJudge(llm).LLM() != LLM(llm) {
+	if NewGroomer(llm).Model() != Model(llm) || NewJudge(llm).Model() != Model(llm) {
 		t.Error("LLM() does not return the model asked")
 	}
 }
@@ -555,7 +557,7 @@ func TestLLMTasksInfo(t *testing.T) {
 func TestLLMJudgeConcurrent(t *testing.T) {
 	t.Parallel()
 	llm := taskLLMAnswering(`{"valid": true, "confidence": 0.5, "reason": "r"}`)
-	j := NewLLMJudge(llm)
+	j := NewJudge(llm)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
@@ -572,12 +574,12 @@ func TestLLMJudgeConcurrent(t *testing.T) {
 
 // ExampleNewLLMJudge judges one extracted edge. Any LLM works; a real
 // program passes a provider such as providers/openai.
-func ExampleNewLLMJudge() {
+func ExampleNewJudge() {
 	llm := taskLLMAnswering(`{"valid": true, "confidence": 0.92, "reason": "The text says Ada will ship v2."}`)
-	judge := NewLLMJudge(llm)
+	judge := NewJudge(llm)
 	v, err := judge.JudgeEdge(context.Background(), EdgeClaim{
-		Relation: "assigned_to", SourceName: "Ship v2", SourceType: TypeTask,
-		TargetName: "Ada", TargetType: TypePerson, Content: "Ada will ship v2 by Friday.",
+		Relation: "assigned_to", SourceName: "Ship v2", SourceType: driver.TypeTask,
+		TargetName: "Ada", TargetType: driver.TypePerson, Content: "Ada will ship v2 by Friday.",
 	})
 	if err != nil {
 		fmt.Println(err)

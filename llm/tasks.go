@@ -1,4 +1,4 @@
-package postgram
+package llm
 
 import (
 	"bytes"
@@ -10,10 +10,13 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/validate"
 )
 
 // LLM tasks besides extraction: memory grooming (a Groomer) and edge
-// validation (an EdgeJudge). As with LLMExtractor, the library writes the
+// validation (an EdgeJudge). As with ModelExtractor, the library writes the
 // prompts and schemas, asks the LLM for JSON and checks the answer
 // strictly: an answer that is not the schema is an error wrapping
 // ErrLLMFailed that names the offending field.
@@ -137,49 +140,49 @@ func writeMaterial(b *strings.Builder, label, content string) bool {
 	return cut
 }
 
-// LLMGroomer is a Groomer that asks an LLM, with the library's prompts
+// ModelGroomer is a Groomer that asks an LLM, with the library's prompts
 // (GroomPromptVersion), and checks every answer against its schema.
-type LLMGroomer struct {
-	llm       LLM
+type ModelGroomer struct {
+	llm       Model
 	maxTokens int
 	now       func() time.Time
 }
 
-// NewLLMGroomer returns a Groomer that asks llm. It is safe for
+// NewGroomer returns a Groomer that asks llm. It is safe for
 // concurrent use if llm is.
-func NewLLMGroomer(llm LLM) *LLMGroomer {
-	return &LLMGroomer{llm: llm, maxTokens: 4096, now: time.Now}
+func NewGroomer(llm Model) *ModelGroomer {
+	return &ModelGroomer{llm: llm, maxTokens: 4096, now: time.Now}
 }
 
 // LLM returns the model the groomer asks.
-func (g *LLMGroomer) LLM() LLM { return g.llm }
+func (g *ModelGroomer) Model() Model { return g.llm }
 
 // Info identifies the provider, model and prompt version, for provenance.
-func (g *LLMGroomer) Info() ExtractorInfo {
+func (g *ModelGroomer) Info() ExtractorInfo {
 	i := g.llm.Info()
 	return ExtractorInfo{Provider: i.Provider, Model: i.Model, PromptVersion: GroomPromptVersion}
 }
 
-func (g *LLMGroomer) today() string { return g.now().UTC().Format(time.DateOnly) }
+func (g *ModelGroomer) today() string { return g.now().UTC().Format(time.DateOnly) }
 
 // PromoteSessionContext implements Groomer. A promotion whose content is
 // empty or over MaxContentBytes, or with more than 5 tags or an empty
 // tag, is an error wrapping ErrLLMFailed. A refusal (Promote false)
 // carries only the reason.
-func (g *LLMGroomer) PromoteSessionContext(ctx context.Context, c SessionCandidate) (PromotionDecision, error) {
+func (g *ModelGroomer) PromoteSessionContext(ctx context.Context, c SessionCandidate) (PromotionDecision, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Today: %s\n", g.today())
 	if !c.UpdatedAt.IsZero() {
 		fmt.Fprintf(&b, "Note last updated: %s\n", c.UpdatedAt.UTC().Format(time.DateOnly))
 	}
-	if t := cleanName(c.Topic); t != "" {
+	if t := validate.CleanName(c.Topic); t != "" {
 		fmt.Fprintf(&b, "Topic: %s\n", t)
 	}
 	if len(c.Tags) > 0 {
 		fmt.Fprintf(&b, "Tags: %s\n", strings.Join(c.Tags, ", "))
 	}
 	writeMaterial(&b, "Session-context note", c.Content)
-	raw, err := g.llm.GenerateJSON(ctx, LLMRequest{System: groomPromoteSystem, Prompt: b.String(),
+	raw, err := g.llm.GenerateJSON(ctx, Request{System: groomPromoteSystem, Prompt: b.String(),
 		SchemaName: "memory_promotion", Schema: promotionSchema(), MaxTokens: g.maxTokens})
 	if err != nil {
 		return PromotionDecision{}, err
@@ -191,11 +194,11 @@ func (g *LLMGroomer) PromoteSessionContext(ctx context.Context, c SessionCandida
 // Outcome* constants. Suggestion is kept only for needs_grooming (and
 // only when the model saw the whole memory and the rewrite fits the
 // stored mark), SupersededBy only for superseded.
-func (g *LLMGroomer) ReviewDurable(ctx context.Context, c DurableCandidate) (DurableReview, error) {
+func (g *ModelGroomer) ReviewDurable(ctx context.Context, c DurableCandidate) (DurableReview, error) {
 	var b strings.Builder
 	g.writeDurable(&b, c)
 	cut := writeMaterial(&b, "Memory", c.Content)
-	raw, err := g.llm.GenerateJSON(ctx, LLMRequest{System: groomReviewSystem, Prompt: b.String(),
+	raw, err := g.llm.GenerateJSON(ctx, Request{System: groomReviewSystem, Prompt: b.String(),
 		SchemaName: "memory_review", Schema: reviewSchema(), MaxTokens: g.maxTokens})
 	if err != nil {
 		return DurableReview{}, err
@@ -214,19 +217,19 @@ func (g *LLMGroomer) ReviewDurable(ctx context.Context, c DurableCandidate) (Dur
 // A memory longer than the model is shown (24,000 characters) is not
 // rewritten (ErrInvalidArgument naming content): the rewrite would drop
 // its tail.
-func (g *LLMGroomer) RewriteDurable(ctx context.Context, c DurableCandidate, reason string) (string, error) {
+func (g *ModelGroomer) RewriteDurable(ctx context.Context, c DurableCandidate, reason string) (string, error) {
 	if _, cut := boundRunes(c.Content, maxTaskContent); cut {
-		return "", invalid("content", "is longer than the %d characters a rewrite can be shown; rewrite it by hand", maxTaskContent)
+		return "", validate.Invalid("content", "is longer than the %d characters a rewrite can be shown; rewrite it by hand", maxTaskContent)
 	}
 	var b strings.Builder
 	g.writeDurable(&b, c)
-	reason, _ = boundRunes(cleanName(reason), maxTaskReason)
+	reason, _ = boundRunes(validate.CleanName(reason), maxTaskReason)
 	if reason == "" {
 		reason = "(none given)"
 	}
 	fmt.Fprintf(&b, "Review's reason: %s\n", reason)
 	writeMaterial(&b, "Memory", c.Content)
-	raw, err := g.llm.GenerateJSON(ctx, LLMRequest{System: groomRewriteSystem, Prompt: b.String(),
+	raw, err := g.llm.GenerateJSON(ctx, Request{System: groomRewriteSystem, Prompt: b.String(),
 		SchemaName: "memory_rewrite", Schema: rewriteSchema(), MaxTokens: g.maxTokens})
 	if err != nil {
 		return "", err
@@ -235,13 +238,13 @@ func (g *LLMGroomer) RewriteDurable(ctx context.Context, c DurableCandidate, rea
 }
 
 // writeDurable writes the orientation lines of a durable memory.
-func (g *LLMGroomer) writeDurable(b *strings.Builder, c DurableCandidate) {
+func (g *ModelGroomer) writeDurable(b *strings.Builder, c DurableCandidate) {
 	fmt.Fprintf(b, "Today: %s\n", g.today())
 	if !c.UpdatedAt.IsZero() {
 		fmt.Fprintf(b, "Memory last updated: %s\n", c.UpdatedAt.UTC().Format(time.DateOnly))
 	}
-	for _, k := range []string{"title", metaTopic} {
-		if s := cleanName(metaStr(c.Metadata, k)); s != "" {
+	for _, k := range []string{"title", "topic"} {
+		if s := validate.CleanName(func() string { s, _ := c.Metadata[k].(string); return s }()); s != "" {
 			s, _ = boundRunes(s, maxPromptName)
 			fmt.Fprintf(b, "%s%s: %s\n", strings.ToUpper(k[:1]), k[1:], s)
 		}
@@ -251,31 +254,31 @@ func (g *LLMGroomer) writeDurable(b *strings.Builder, c DurableCandidate) {
 	}
 }
 
-// LLMJudge is an EdgeJudge that asks an LLM, with the library's prompt
+// ModelJudge is an EdgeJudge that asks an LLM, with the library's prompt
 // (JudgePromptVersion), and checks the answer against its schema.
-type LLMJudge struct {
-	llm       LLM
+type ModelJudge struct {
+	llm       Model
 	maxTokens int
 }
 
-// NewLLMJudge returns an EdgeJudge that asks llm. It is safe for
+// NewJudge returns an EdgeJudge that asks llm. It is safe for
 // concurrent use if llm is.
-func NewLLMJudge(llm LLM) *LLMJudge { return &LLMJudge{llm: llm, maxTokens: 512} }
+func NewJudge(llm Model) *ModelJudge { return &ModelJudge{llm: llm, maxTokens: 512} }
 
 // LLM returns the model the judge asks.
-func (j *LLMJudge) LLM() LLM { return j.llm }
+func (j *ModelJudge) Model() Model { return j.llm }
 
 // Info identifies the provider, model and prompt version, for provenance.
-func (j *LLMJudge) Info() ExtractorInfo {
+func (j *ModelJudge) Info() ExtractorInfo {
 	i := j.llm.Info()
 	return ExtractorInfo{Provider: i.Provider, Model: i.Model, PromptVersion: JudgePromptVersion}
 }
 
 // JudgeEdge implements EdgeJudge. A confidence outside 0..1 or a missing
 // field is an error wrapping ErrLLMFailed.
-func (j *LLMJudge) JudgeEdge(ctx context.Context, c EdgeClaim) (EdgeVerdict, error) {
+func (j *ModelJudge) JudgeEdge(ctx context.Context, c EdgeClaim) (EdgeVerdict, error) {
 	name := func(s string) string {
-		s, _ = boundRunes(cleanName(s), maxPromptName)
+		s, _ = boundRunes(validate.CleanName(s), maxPromptName)
 		if s == "" {
 			return "(unnamed)"
 		}
@@ -285,7 +288,7 @@ func (j *LLMJudge) JudgeEdge(ctx context.Context, c EdgeClaim) (EdgeVerdict, err
 	fmt.Fprintf(&b, "Claim: %s (%s) —%s→ %s (%s)\n", name(c.SourceName), c.SourceType,
 		snakeRelation(c.Relation), name(c.TargetName), c.TargetType)
 	writeMaterial(&b, "Text", c.Content)
-	raw, err := j.llm.GenerateJSON(ctx, LLMRequest{System: judgeSystem, Prompt: b.String(),
+	raw, err := j.llm.GenerateJSON(ctx, Request{System: judgeSystem, Prompt: b.String(),
 		SchemaName: "edge_verdict", Schema: verdictSchema(), MaxTokens: j.maxTokens})
 	if err != nil {
 		return EdgeVerdict{}, err
@@ -301,7 +304,7 @@ type taskAnswer struct {
 }
 
 func (a taskAnswer) bad(format string, args ...any) error {
-	return fmt.Errorf("%w: the answer is not the %s schema: %s", ErrLLMFailed, a.schema, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: the answer is not the %s schema: %s", driver.ErrLLMFailed, a.schema, fmt.Sprintf(format, args...))
 }
 
 // decodeAnswer decodes raw as one JSON object.
@@ -389,7 +392,7 @@ func (a taskAnswer) reason() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return truncate(strings.TrimSpace(s), maxTaskReason), nil
+	return validate.Truncate(strings.TrimSpace(s), maxTaskReason), nil
 }
 
 // content reads a content-like field, checked as entity content.
@@ -399,7 +402,7 @@ func (a taskAnswer) content(name string, required bool) (string, error) {
 		return "", err
 	}
 	s = strings.TrimSpace(s)
-	if err := validateContent(name, s, required); err != nil {
+	if err := validate.Content(name, s, required); err != nil {
 		return "", a.bad("%v", err)
 	}
 	return s, nil
@@ -436,7 +439,7 @@ func parsePromotion(raw []byte) (PromotionDecision, error) {
 	if len(tags) > maxPromotedTags {
 		return PromotionDecision{}, a.bad("tags has %d entries; at most %d", len(tags), maxPromotedTags)
 	}
-	if tags, err = normalizeTags("tags", tags); err != nil {
+	if tags, err = validate.Tags("tags", tags); err != nil {
 		return PromotionDecision{}, a.bad("%v", err)
 	}
 	return PromotionDecision{Promote: true, Content: content, Tags: tags, Reason: reason}, nil
@@ -455,7 +458,7 @@ func parseReview(raw []byte) (DurableReview, error) {
 	switch outcome = strings.ToLower(strings.TrimSpace(outcome)); outcome {
 	case OutcomeKeep, OutcomeNeedsGrooming, OutcomeArchive, OutcomeSuperseded:
 	default:
-		return DurableReview{}, a.bad("outcome %q is not one of keep, needs_grooming, archive, superseded", truncate(outcome, 40))
+		return DurableReview{}, a.bad("outcome %q is not one of keep, needs_grooming, archive, superseded", validate.Truncate(outcome, 40))
 	}
 	reason, err := a.reason()
 	if err != nil {
@@ -473,15 +476,15 @@ func parseReview(raw []byte) (DurableReview, error) {
 	switch outcome {
 	case OutcomeNeedsGrooming:
 		suggestion = strings.TrimSpace(suggestion)
-		if err := validateContent("suggestion", suggestion, false); err != nil {
+		if err := validate.Content("suggestion", suggestion, false); err != nil {
 			return DurableReview{}, a.bad("%v", err)
 		}
 		if len(suggestion) <= maxGroomSuggestion {
 			rv.Suggestion = suggestion
 		}
 	case OutcomeSuperseded:
-		by = cleanName(by)
-		if err := validateShort("superseded_by", by, 4*maxExtractedName); err != nil {
+		by = validate.CleanName(by)
+		if err := validate.Short("superseded_by", by, 4*maxExtractedName); err != nil {
 			return DurableReview{}, a.bad("%v", err)
 		}
 		if len([]rune(by)) > maxExtractedName {
