@@ -33,21 +33,15 @@ func (p *Principal) need(s Scope, op string) error {
 	return fmt.Errorf("%s needs the %q scope: %w", op, s, ErrForbidden)
 }
 
-// canSee reports whether p may read e.
-func (p *Principal) canSee(e *Entity) bool {
-	if p == nil {
+// canSee reports whether c's principal may read e: the rules of the
+// entity filter its reads go through (Principal.restrict), evaluated by
+// the same conditions the backends render in SQL.
+func (c *Client) canSee(e *Entity) bool {
+	if c.principal == nil {
 		return true
 	}
-	if len(p.AllowedTypes) > 0 && !slices.Contains(p.AllowedTypes, e.Type) {
-		return false
-	}
-	if len(p.AllowedVisibilities) > 0 && !slices.Contains(p.AllowedVisibilities, e.Visibility) {
-		return false
-	}
-	if e.MemoryRole() == RoleSessionContext && e.ClientID != p.ClientID {
-		return false
-	}
-	return true
+	v := driver.ViewOf(e)
+	return c.sees.Admits(&v)
 }
 
 // canWrite returns ErrForbidden unless p may write an entity of type t with

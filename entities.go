@@ -140,7 +140,7 @@ func (c *Client) get(ctx context.Context, id uuid.UUID) (*Entity, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !c.principal.canSee(e) {
+	if !c.canSee(e) {
 		return nil, fmt.Errorf("entity %s: %w", id, ErrNotFound)
 	}
 	return e, nil
@@ -272,7 +272,7 @@ func (c *Client) mayChange(cur, next *Entity) error {
 // that the conflict's details never show it.
 func (c *Client) hideConflict(err error) error {
 	var ce *ConflictError
-	if errors.As(err, &ce) && ce.Current != nil && !c.principal.canSee(ce.Current) {
+	if errors.As(err, &ce) && ce.Current != nil && !c.canSee(ce.Current) {
 		return fmt.Errorf("entity %s: %w", ce.ID, ErrNotFound)
 	}
 	return err

@@ -145,7 +145,7 @@ func (c *Client) visibleEdge(ctx context.Context, id uuid.UUID) (*Edge, error) {
 		}
 		seen := 0
 		for _, x := range ends {
-			if c.principal.canSee(x) {
+			if c.canSee(x) {
 				seen++
 			}
 		}
@@ -347,7 +347,7 @@ func (c *Client) Expand(ctx context.Context, id uuid.UUID, opts ExpandOptions) (
 				return nil, fmt.Errorf("expand: %w", err)
 			}
 			for _, e := range ents {
-				if c.principal.canSee(e) {
+				if c.canSee(e) {
 					byID[e.ID] = e
 					size += int64(len(e.Content))
 				}

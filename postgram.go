@@ -259,6 +259,9 @@ func (c *Config) validate() error {
 type Client struct {
 	*core
 	principal *Principal
+	// sees is what the principal may read: its filter's conditions,
+	// compiled once (see canSee).
+	sees driver.Matcher
 }
 
 // core is the state shared by a Client and its principal views.
@@ -333,7 +336,8 @@ func (c *Client) Workspace() string { return c.ws }
 // as returns a view of c that acts for p (Admin.As).
 func (c *Client) as(p Principal) *Client {
 	pp := p
-	return &Client{core: c.core, principal: &pp}
+	f, _ := pp.restrict(driver.EntityFilter{IncludeArchived: true})
+	return &Client{core: c.core, principal: &pp, sees: f.Matcher()}
 }
 
 // Principal returns the principal the client acts for, or nil for full

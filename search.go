@@ -823,7 +823,7 @@ func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusi
 	}
 	byID := make(map[uuid.UUID]*Entity, len(ents))
 	for _, e := range ents {
-		if c.principal.canSee(e) {
+		if c.canSee(e) {
 			byID[e.ID] = e
 		}
 	}
@@ -835,7 +835,7 @@ func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusi
 		}
 		related = make(map[uuid.UUID][]Related)
 		for _, n := range ns {
-			if !c.principal.canSee(n.Entity) {
+			if !c.canSee(n.Entity) {
 				continue
 			}
 			if !p.includeContent {

@@ -241,7 +241,7 @@ func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncpro
 		if err != nil {
 			return nil, false, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		if !c.principal.canSee(cur) {
+		if !c.canSee(cur) {
 			return nil, false, hiddenPath(field, f.Path)
 		}
 		if st.SHA == f.SHA && st.Status == driver.SyncStatusSynced && cur.Status != StatusArchived {
@@ -416,7 +416,7 @@ func (c *Client) finalizeOps(ctx context.Context, repo string, want map[string]s
 		if cur == nil {
 			continue
 		}
-		if !c.principal.canSee(cur) {
+		if !c.canSee(cur) {
 			return nil, 0, 0, 0, hiddenPath("files", p)
 		}
 		if st.Status == driver.SyncStatusSynced && cur.Status != StatusArchived && !c.principal.Has(ScopeDelete) {

@@ -181,8 +181,9 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, e
 	return nil
 }
 
-// filterSQL renders f as a SQL condition over alias e, appending its
-// arguments to args. It never interpolates values.
+// filterSQL renders f's conditions (driver.EntityFilter.Conds, the one
+// definition of the filter's rules) as a SQL condition over alias e,
+// appending their arguments to args. It never interpolates values.
 func filterSQL(f driver.EntityFilter, args *[]any) string {
 	var b strings.Builder
 	b.WriteString("TRUE")
@@ -190,46 +191,28 @@ func filterSQL(f driver.EntityFilter, args *[]any) string {
 		*args = append(*args, v)
 		return "$" + strconv.Itoa(len(*args))
 	}
-	if len(f.Types) > 0 {
-		fmt.Fprintf(&b, " AND e.type = ANY(%s::text[])", arg(toStrings(f.Types)))
-	}
-	if len(f.Statuses) > 0 {
-		fmt.Fprintf(&b, " AND e.status = ANY(%s::text[])", arg(toStrings(f.Statuses)))
-	}
-	if !f.IncludeArchived && !containsArchived(f.Statuses) {
-		b.WriteString(" AND e.status <> 'archived'")
-	}
-	if len(f.Visibilities) > 0 {
-		fmt.Fprintf(&b, " AND e.visibility = ANY(%s::text[])", arg(toStrings(f.Visibilities)))
-	}
-	if f.Owner != "" {
-		fmt.Fprintf(&b, " AND e.owner = %s", arg(f.Owner))
-	}
-	if len(f.Tags) > 0 {
-		fmt.Fprintf(&b, " AND e.tags @> %s::text[]", arg(f.Tags))
-	}
-	if f.MemoryRole != "" {
-		fmt.Fprintf(&b, " AND e.memory_role = %s", arg(string(f.MemoryRole)))
-	}
-	if f.ClientScoped {
-		fmt.Fprintf(&b, " AND (e.memory_role IS DISTINCT FROM 'session_context' OR e.client_id = %s)", arg(f.ClientID))
-	}
-	if !f.UpdatedBefore.IsZero() {
-		fmt.Fprintf(&b, " AND e.updated_at < %s", arg(f.UpdatedBefore))
-	}
-	if !f.UpdatedAfter.IsZero() {
-		fmt.Fprintf(&b, " AND e.updated_at > %s", arg(f.UpdatedAfter))
-	}
-	return b.String()
-}
-
-func containsArchived(ss []driver.Status) bool {
-	for _, s := range ss {
-		if s == driver.StatusArchived {
-			return true
+	for _, c := range f.Conds() {
+		col := "e." + c.Field.Column()
+		switch c.Op {
+		case driver.OpIn:
+			fmt.Fprintf(&b, " AND %s = ANY(%s::text[])", col, arg(c.Values))
+		case driver.OpEq:
+			fmt.Fprintf(&b, " AND %s = %s", col, arg(c.Value))
+		case driver.OpNotEq:
+			fmt.Fprintf(&b, " AND %s <> %s", col, arg(c.Value))
+		case driver.OpHasAll:
+			fmt.Fprintf(&b, " AND %s @> %s::text[]", col, arg(c.Values))
+		case driver.OpOwnSession:
+			fmt.Fprintf(&b, " AND (%s IS DISTINCT FROM 'session_context' OR e.client_id = %s)", col, arg(c.Value))
+		case driver.OpBefore:
+			fmt.Fprintf(&b, " AND %s < %s", col, arg(c.Time))
+		case driver.OpAfter:
+			fmt.Fprintf(&b, " AND %s > %s", col, arg(c.Time))
+		default:
+			panic(fmt.Sprintf("postgres: filter operation %d is not rendered", c.Op))
 		}
 	}
-	return false
+	return b.String()
 }
 
 func toStrings[T ~string](in []T) []string {

@@ -249,53 +249,41 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, e
 	return nil
 }
 
-// filterSQL renders f as a SQL condition over alias e, appending its
-// arguments to args. It never interpolates values. index.go's admits
-// evaluates the same rules in Go.
+// filterSQL renders f's conditions (driver.EntityFilter.Conds, the one
+// definition of the filter's rules) as a SQL condition over alias e,
+// appending their arguments to args. It never interpolates values. Lists
+// are JSON parameters, so the statement text depends only on which
+// conditions are present (and prepared statements are reused).
 func filterSQL(f driver.EntityFilter, args *[]any) string {
 	var b strings.Builder
 	b.WriteString("1")
-	// Lists are JSON parameters, so the statement text depends only on
-	// which fields are set (and prepared statements are reused).
-	in := func(col string, vals []string) {
-		b.WriteString(" AND " + col + " IN (SELECT value FROM json_each(?))")
-		*args = append(*args, stringsJSON(vals))
-	}
-	if len(f.Types) > 0 {
-		in("e.type", toStrings(f.Types))
-	}
-	if len(f.Statuses) > 0 {
-		in("e.status", toStrings(f.Statuses))
-	}
-	if !f.IncludeArchived && !contains(f.Statuses, driver.StatusArchived) {
-		b.WriteString(" AND e.status <> 'archived'")
-	}
-	if len(f.Visibilities) > 0 {
-		in("e.visibility", toStrings(f.Visibilities))
-	}
-	if f.Owner != "" {
-		b.WriteString(" AND e.owner = ?")
-		*args = append(*args, f.Owner)
-	}
-	if len(f.Tags) > 0 {
-		b.WriteString(" AND NOT EXISTS (SELECT 1 FROM json_each(?) ft WHERE ft.value NOT IN (SELECT value FROM json_each(e.tags)))")
-		*args = append(*args, stringsJSON(f.Tags))
-	}
-	if f.MemoryRole != "" {
-		b.WriteString(" AND e.memory_role = ?")
-		*args = append(*args, string(f.MemoryRole))
-	}
-	if f.ClientScoped {
-		b.WriteString(" AND (e.memory_role IS NOT 'session_context' OR e.client_id = ?)")
-		*args = append(*args, f.ClientID)
-	}
-	if !f.UpdatedBefore.IsZero() {
-		b.WriteString(" AND e.updated_at < ?")
-		*args = append(*args, micros(f.UpdatedBefore))
-	}
-	if !f.UpdatedAfter.IsZero() {
-		b.WriteString(" AND e.updated_at > ?")
-		*args = append(*args, micros(f.UpdatedAfter))
+	for _, c := range f.Conds() {
+		col := "e." + c.Field.Column()
+		switch c.Op {
+		case driver.OpIn:
+			b.WriteString(" AND " + col + " IN (SELECT value FROM json_each(?))")
+			*args = append(*args, stringsJSON(c.Values))
+		case driver.OpEq:
+			b.WriteString(" AND " + col + " = ?")
+			*args = append(*args, c.Value)
+		case driver.OpNotEq:
+			b.WriteString(" AND " + col + " <> ?")
+			*args = append(*args, c.Value)
+		case driver.OpHasAll:
+			b.WriteString(" AND NOT EXISTS (SELECT 1 FROM json_each(?) ft WHERE ft.value NOT IN (SELECT value FROM json_each(" + col + ")))")
+			*args = append(*args, stringsJSON(c.Values))
+		case driver.OpOwnSession:
+			b.WriteString(" AND (" + col + " IS NOT 'session_context' OR e.client_id = ?)")
+			*args = append(*args, c.Value)
+		case driver.OpBefore:
+			b.WriteString(" AND " + col + " < ?")
+			*args = append(*args, micros(c.Time))
+		case driver.OpAfter:
+			b.WriteString(" AND " + col + " > ?")
+			*args = append(*args, micros(c.Time))
+		default:
+			panic(fmt.Sprintf("sqlite: filter operation %d is not rendered", c.Op))
+		}
 	}
 	return b.String()
 }

@@ -85,9 +85,9 @@ type maskList struct {
 }
 
 type admitMask struct {
-	key  string              // the filter, as JSON
-	f    driver.EntityFilter // the filter, to re-evaluate a changed entity
-	mask []bool              // by entity slot
+	key   string         // the filter, as JSON
+	match driver.Matcher // the filter's conditions, to re-evaluate a changed entity
+	mask  []bool         // by entity slot
 }
 
 const maskCacheSize = 4
@@ -105,17 +105,15 @@ func (sp *space) admitted(f *driver.EntityFilter) []bool {
 			}
 		}
 	}
+	match := f.Matcher() // its own copies of the filter's lists: the caller's may be reused
 	mask := make([]bool, len(sp.ents))
 	for i := range sp.ents {
-		mask[i] = admits(f, &sp.ents[i])
+		mask[i] = admits(match, &sp.ents[i])
 	}
 	if err != nil {
 		return mask
 	}
-	kept := *f // the caller's slices may be reused; the cache keeps its own
-	kept.Types, kept.Statuses = slices.Clone(f.Types), slices.Clone(f.Statuses)
-	kept.Visibilities, kept.Tags = slices.Clone(f.Visibilities), slices.Clone(f.Tags)
-	next := &maskList{gen: sp.gen, items: []admitMask{{key, kept, mask}}}
+	next := &maskList{gen: sp.gen, items: []admitMask{{key, match, mask}}}
 	if cur != nil && cur.gen == sp.gen {
 		for _, m := range cur.items {
 			if len(next.items) == maskCacheSize {
@@ -130,17 +128,12 @@ func (sp *space) admitted(f *driver.EntityFilter) []bool {
 
 // entAttr is what EntityFilter looks at.
 type entAttr struct {
-	live    bool
-	rid     int64
-	id      uuid.UUID
-	typ     driver.EntityType
-	status  driver.Status
-	vis     driver.Visibility
-	owner   string
-	tags    []string
-	role    *string // metadata.memory_role, nil when absent
-	client  string
-	updated int64  // µs
+	live bool
+	rid  int64
+	id   uuid.UUID
+	// The attributes filters read: type, status, visibility, owner,
+	// tags, metadata.memory_role, client id and update time (µs).
+	driver.FilterView
 	head    []byte // the head's encoded tsvector (entity_heads), nil when none
 	headLen int32  // its positions
 }
@@ -279,7 +272,7 @@ func (sp *space) entityChanged(slot int32) {
 		for int(slot) >= len(m.mask) {
 			m.mask = append(m.mask, false)
 		}
-		m.mask[slot] = admits(&m.f, &sp.ents[slot])
+		m.mask[slot] = admits(m.match, &sp.ents[slot])
 	}
 	cur.gen = sp.gen
 }
@@ -314,7 +307,7 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 		vis     string
 		updated int64
 	)
-	if err := rows.Scan(&a.rid, &ws, &id, &typ, &st, &vis, &a.owner, &tags, &role, &a.client, &updated, &a.head); err != nil {
+	if err := rows.Scan(&a.rid, &ws, &id, &typ, &st, &vis, &a.Owner, &tags, &role, &a.ClientID, &updated, &a.head); err != nil {
 		return "", a, err
 	}
 	var err error
@@ -322,17 +315,16 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 		return "", a, fmt.Errorf("entity %q: %w", id, err)
 	}
 	a.live = true
-	a.typ, a.status, a.vis = driver.EntityType(typ), driver.Status(st), driver.Visibility(vis)
+	a.Type, a.Status, a.Visibility = driver.EntityType(typ), driver.Status(st), driver.Visibility(vis)
 	if tags != "[]" {
-		if err := json.Unmarshal([]byte(tags), &a.tags); err != nil {
+		if err := json.Unmarshal([]byte(tags), &a.Tags); err != nil {
 			return "", a, fmt.Errorf("tags of entity %s: %w", id, err)
 		}
 	}
 	if role.Valid {
-		r := role.String
-		a.role = &r
+		a.MemoryRole = role.String
 	}
-	a.updated = updated
+	a.UpdatedAt = updated
 	a.headLen = tsvLength(a.head)
 	return ws, a, nil
 }
@@ -705,53 +697,10 @@ func ridList(m map[int64]bool) string {
 	return b.String()
 }
 
-// admits evaluates f on an entity exactly as filterSQL does in SQL.
-func admits(f *driver.EntityFilter, a *entAttr) bool {
-	if !a.live {
-		return false
-	}
-	if len(f.Types) > 0 && !contains(f.Types, a.typ) {
-		return false
-	}
-	if len(f.Statuses) > 0 && !contains(f.Statuses, a.status) {
-		return false
-	}
-	if !f.IncludeArchived && !contains(f.Statuses, driver.StatusArchived) && a.status == driver.StatusArchived {
-		return false
-	}
-	if len(f.Visibilities) > 0 && !contains(f.Visibilities, a.vis) {
-		return false
-	}
-	if f.Owner != "" && a.owner != f.Owner {
-		return false
-	}
-	for _, t := range f.Tags {
-		if !contains(a.tags, t) {
-			return false
-		}
-	}
-	if f.MemoryRole != "" && (a.role == nil || *a.role != string(f.MemoryRole)) {
-		return false
-	}
-	if f.ClientScoped && a.role != nil && *a.role == string(driver.RoleSessionContext) && a.client != f.ClientID {
-		return false
-	}
-	if !f.UpdatedBefore.IsZero() && !(a.updated < micros(f.UpdatedBefore)) {
-		return false
-	}
-	if !f.UpdatedAfter.IsZero() && !(a.updated > micros(f.UpdatedAfter)) {
-		return false
-	}
-	return true
-}
-
-func contains[T comparable](list []T, v T) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
+// admits evaluates a filter's conditions (driver.EntityFilter.Matcher,
+// the same rules filterSQL renders in SQL) on an entity.
+func admits(m driver.Matcher, a *entAttr) bool {
+	return a.live && m.Admits(&a.FilterView)
 }
 
 // searchVectors ranks workspace ws's vectors of model against x.

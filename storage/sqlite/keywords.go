@@ -343,7 +343,7 @@ func (v *kwView) hit(s int32, bare bool) driver.KeywordHit {
 	e := &v.sp.ents[v.ks.ent[s]]
 	h := driver.KeywordHit{ChunkID: v.ks.chunk[s], EntityID: e.id}
 	if !bare {
-		h.Content, h.UpdatedAt = v.ks.content[s], fromMicros(e.updated)
+		h.Content, h.UpdatedAt = v.ks.content[s], fromMicros(e.UpdatedAt)
 	}
 	return h
 }
@@ -424,7 +424,7 @@ func (v *kwView) score(slots []int32, q *terms, feats bool) ([]uint32, []float32
 		hf, ok := heads[e]
 		if !ok {
 			a := &v.sp.ents[e]
-			hf = headFeatures{typ: a.typ, tags: a.tags, len: a.headLen}
+			hf = headFeatures{typ: a.Type, tags: a.Tags, len: a.headLen}
 			if len(a.head) > 0 {
 				if err := q.firstPositions(a.head, first); err != nil {
 					return nil, nil, nil, fmt.Errorf("head of entity %s: %w", a.id, err)
@@ -499,16 +499,17 @@ func (ix *index) chunkTexts(ws string, rids []int64, f *driver.EntityFilter) map
 		return out
 	}
 	ks := sp.kw
+	match := f.Matcher()
 	for _, rid := range rids {
 		s, ok := ks.slot[rid]
 		if !ok {
 			continue
 		}
 		e := &sp.ents[ks.ent[s]]
-		if !admits(f, e) {
+		if !admits(match, e) {
 			continue
 		}
-		out[rid] = chunkRow{entity: e.id, content: ks.content[s], updated: fromMicros(e.updated)}
+		out[rid] = chunkRow{entity: e.id, content: ks.content[s], updated: fromMicros(e.UpdatedAt)}
 	}
 	return out
 }

@@ -163,16 +163,16 @@ func TestAdmittedMasksFollowEntityChanges(t *testing.T) {
 		{Visibilities: []postgram.Visibility{postgram.VisibilityPersonal}, Owner: "ana"},
 	}
 	randomEntity := func(rid int64) entAttr {
-		a := entAttr{live: true, rid: rid, id: uuid.New(), typ: types[r.IntN(len(types))], status: postgram.StatusActive,
-			vis: postgram.VisibilityWork, updated: int64(r.IntN(1000))}
+		a := entAttr{live: true, rid: rid, id: uuid.New(), FilterView: driver.FilterView{Type: types[r.IntN(len(types))], Status: postgram.StatusActive,
+			Visibility: postgram.VisibilityWork, UpdatedAt: int64(r.IntN(1000))}}
 		if r.IntN(3) == 0 {
-			a.status = postgram.StatusArchived
+			a.Status = postgram.StatusArchived
 		}
 		if r.IntN(2) == 0 {
-			a.vis, a.owner = postgram.VisibilityPersonal, "ana"
+			a.Visibility, a.Owner = postgram.VisibilityPersonal, "ana"
 		}
 		if r.IntN(2) == 0 {
-			a.tags = []string{"a"}
+			a.Tags = []string{"a"}
 		}
 		return a
 	}
@@ -199,7 +199,7 @@ func TestAdmittedMasksFollowEntityChanges(t *testing.T) {
 		for i := range filters {
 			got := sp.admitted(&filters[i])
 			for slot := range sp.ents {
-				if want := admits(&filters[i], &sp.ents[slot]); got[slot] != want {
+				if want := admits(filters[i].Matcher(), &sp.ents[slot]); got[slot] != want {
 					t.Fatalf("round %d, filter %d, slot %d: cached %v, evaluated %v", round, i, slot, got[slot], want)
 				}
 			}

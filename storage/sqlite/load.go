@@ -465,27 +465,27 @@ func (l *entLoader) add(rid int64, ws, id, typ, status, vis, owner, tags string,
 	if l.err != nil {
 		return
 	}
-	a := entAttr{live: true, rid: rid, updated: updated}
+	a := entAttr{live: true, rid: rid}
+	a.UpdatedAt = updated
 	var err error
 	if a.id, err = uuid.Parse(id); err != nil {
 		l.err = fmt.Errorf("entity %q: %w", id, err)
 		return
 	}
-	a.typ = interned(typ, driver.EntityTypes)
-	a.status = interned(status, driver.Statuses)
-	a.vis = interned(vis, driver.Visibilities)
+	a.Type = interned(typ, driver.EntityTypes)
+	a.Status = interned(status, driver.Statuses)
+	a.Visibility = interned(vis, driver.Visibilities)
 	if owner != "" {
-		a.owner = strings.Clone(owner)
+		a.Owner = strings.Clone(owner)
 	}
 	if client != "" {
-		a.client = strings.Clone(client)
+		a.ClientID = strings.Clone(client)
 	}
 	if role != nil {
-		r := string(interned(*role, []driver.MemoryRole{driver.RoleDurableMemory, driver.RoleSessionContext}))
-		a.role = &r
+		a.MemoryRole = string(interned(*role, []driver.MemoryRole{driver.RoleDurableMemory, driver.RoleSessionContext}))
 	}
 	if tags != "[]" {
-		if err := json.Unmarshal([]byte(tags), &a.tags); err != nil {
+		if err := json.Unmarshal([]byte(tags), &a.Tags); err != nil {
 			l.err = fmt.Errorf("tags of entity %s: %w", id, err)
 			return
 		}

@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 		{"SoftDelete", testSoftDelete},
 		{"BulkArchive", testBulkArchive},
 		{"ListFiltersAndPaging", testList},
+		{"FilterOneDefinition", testFilterOneDefinition}, // filter.go
 		{"WorkspaceIsolation", testWorkspaceIsolation},
 		{"Principal", testPrincipal},
 		{"KeywordImmediately", testKeywordImmediately},
