@@ -25,6 +25,17 @@ func (c *core) chunksFor(content string) []driver.ChunkInput {
 	return out
 }
 
+// rechunk is the one place a content change resets an entity's
+// enrichment: it returns next's new chunks and marks its embedding pending
+// (fresh attempts) and its extraction due again. Every write path that
+// changes content (Update, sync) goes through it; the backend replaces the
+// chunks and clears leases and retry times in the same transaction.
+func (c *core) rechunk(next *Entity) []driver.ChunkInput {
+	next.EnrichmentStatus, next.EnrichmentAttempts, next.EnrichmentError = StagePending, 0, ""
+	next.ExtractionStatus = c.extractionStatusFor(next, false)
+	return c.chunksFor(next.Content)
+}
+
 // newID returns a time-ordered UUID (v7), which keeps B-tree inserts local.
 func newID() uuid.UUID {
 	id, err := uuid.NewV7()
@@ -233,11 +244,7 @@ func (c *Client) Update(ctx context.Context, id uuid.UUID, in UpdateInput) (*Ent
 	next.UpdatedAt = c.now()
 	var chunks []driver.ChunkInput
 	if rechunk {
-		chunks = c.chunksFor(next.Content)
-		next.EnrichmentStatus = StagePending
-		next.EnrichmentAttempts = 0
-		next.EnrichmentError = ""
-		next.ExtractionStatus = c.extractionStatusFor(next, false)
+		chunks = c.rechunk(next)
 	}
 	audit := c.auditEntry("entity.update", id.String(), map[string]any{"version": next.Version, "content_changed": rechunk,
 		"fields": changedFields(cur, next)})

@@ -226,8 +226,8 @@ func (c *core) extractOnce(ctx context.Context) (ExtractStats, int, error) {
 	var st ExtractStats
 	x := &c.cfg.Extraction
 	w := &c.cfg.Worker
-	jobs, err := c.extraction().ClaimExtraction(ctx, c.ws, driver.ExtractClaim{Max: x.Concurrency, MaxAttempts: w.MaxAttempts,
-		Lease: w.Lease, AfterEmbedding: c.embedder != nil})
+	jobs, err := c.store.ClaimWork(ctx, c.ws, driver.WorkClaim{Queue: driver.QueueExtraction, Max: x.Concurrency,
+		MaxAttempts: w.MaxAttempts, Lease: w.Lease, AfterEmbedding: c.embedder != nil})
 	if err != nil {
 		return st, 0, fmt.Errorf("claim extraction work: %w", err)
 	}
@@ -256,7 +256,7 @@ func (c *core) extractOnce(ctx context.Context) (ExtractStats, int, error) {
 
 // extractJob extracts one entity. LLM and resolution failures are
 // recorded on the entity (and retried); only store errors are returned.
-func (c *core) extractJob(ctx context.Context, j driver.ExtractJob) (ExtractStats, error) {
+func (c *core) extractJob(ctx context.Context, j driver.Lease) (ExtractStats, error) {
 	var st ExtractStats
 	w := &c.cfg.Worker
 	fail := func(cause error) error {
@@ -273,7 +273,7 @@ func (c *core) extractJob(ctx context.Context, j driver.ExtractJob) (ExtractStat
 			retryAt = c.now().Add(ra.RetryAfter())
 		}
 		c.log.Warn("extraction failed; will retry", "entity", j.EntityID.String(), "attempt", j.Attempts+1, "err", msg)
-		if err := c.extraction().FailExtraction(ctx, c.ws, []driver.ExtractJob{j}, msg, retryAt); err != nil {
+		if err := c.store.FailWork(ctx, c.ws, driver.QueueExtraction, []driver.Lease{j}, msg, retryAt); err != nil {
 			return fmt.Errorf("record extraction failure: %w", err)
 		}
 		return nil

@@ -260,9 +260,7 @@ func (c *Client) syncDocument(ctx context.Context, repo, field string, f syncpro
 		var chunks []driver.ChunkInput
 		if content != cur.Content {
 			next.Content = content
-			chunks = c.chunksFor(content)
-			next.EnrichmentStatus, next.EnrichmentAttempts, next.EnrichmentError = StagePending, 0, ""
-			next.ExtractionStatus = c.extractionStatusFor(next, false)
+			chunks = c.rechunk(next)
 		}
 		state.EntityID = cur.ID
 		return []driver.BatchOp{

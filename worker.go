@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/validate"
 )
@@ -49,15 +50,42 @@ func (a *Admin) EnrichPending(ctx context.Context) (EnrichStats, error) {
 	}
 }
 
+// claimEmbedding leases a batch of entities from the embedding queue
+// and loads their chunks that lack a vector for the active model.
+func (c *core) claimEmbedding(ctx context.Context) ([]driver.EmbedJob, error) {
+	w := c.cfg.Worker
+	leases, err := c.store.ClaimWork(ctx, c.ws, driver.WorkClaim{Queue: driver.QueueEmbedding, Max: w.ClaimBatch,
+		MaxAttempts: w.MaxAttempts, Lease: w.Lease})
+	if err != nil {
+		return nil, fmt.Errorf("claim embedding work: %w", err)
+	}
+	if len(leases) == 0 {
+		return nil, nil
+	}
+	ids := make([]uuid.UUID, len(leases))
+	for i, l := range leases {
+		ids[i] = l.EntityID
+	}
+	chunks, err := c.store.ChunksToEmbed(ctx, c.ws, c.modelID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("claim embedding work: %w", err)
+	}
+	jobs := make([]driver.EmbedJob, len(leases))
+	for i, l := range leases {
+		jobs[i] = driver.EmbedJob{Lease: l, Chunks: chunks[l.EntityID]}
+	}
+	return jobs, nil
+}
+
 // enrichOnce claims one batch of entities, embeds their chunks in as few
 // provider calls as the batch size allows and records the outcome. It
 // returns how many entities it claimed.
 func (c *core) enrichOnce(ctx context.Context) (EnrichStats, int, error) {
 	var st EnrichStats
 	w := c.cfg.Worker
-	jobs, err := c.store.ClaimEmbedding(ctx, c.ws, c.modelID, w.ClaimBatch, w.MaxAttempts, w.Lease)
+	jobs, err := c.claimEmbedding(ctx)
 	if err != nil {
-		return st, 0, fmt.Errorf("claim embedding work: %w", err)
+		return st, 0, err
 	}
 	if len(jobs) == 0 {
 		return st, 0, nil
@@ -140,7 +168,11 @@ func (c *core) enrichOnce(ctx context.Context) (EnrichStats, int, error) {
 		msg := validate.Truncate(badErr.Error(), 1000)
 		c.log.Warn("embedding failed; will retry", "entities", len(bad), "err", msg,
 			"retry_in", w.RetryBackoff.String())
-		if err := c.store.FailEmbedding(ctx, c.ws, bad, msg, c.now().Add(w.RetryBackoff)); err != nil {
+		leases := make([]driver.Lease, len(bad))
+		for i, j := range bad {
+			leases[i] = j.Lease
+		}
+		if err := c.store.FailWork(ctx, c.ws, driver.QueueEmbedding, leases, msg, c.now().Add(w.RetryBackoff)); err != nil {
 			return st, len(jobs), fmt.Errorf("record embedding failure: %w", err)
 		}
 	}

@@ -15,12 +15,6 @@ import (
 // builds the edges; the backend writes each entity's result in one
 // transaction, so an entity's graph is never half-written.
 type ExtractionStorage interface {
-	// ClaimExtraction leases up to q.Max entities whose extraction is due
-	// (pending, or failed with attempts < q.MaxAttempts and a passed retry
-	// time, and not leased), skipping rows another worker holds. With
-	// q.AfterEmbedding only entities whose embedding is completed are
-	// claimed (the worker extracts after embedding).
-	ClaimExtraction(ctx context.Context, ws string, q ExtractClaim) ([]ExtractJob, error)
 	// CompleteExtraction writes one entity's extraction in one transaction
 	// when the entity is still leased at r.Generation (its content did not
 	// change meanwhile): it inserts r.Creates (placeholder entities with
@@ -32,10 +26,6 @@ type ExtractionStorage interface {
 	// by precedence is not counted), or ok=false, writing nothing but
 	// releasing the lease, when the content changed since the claim.
 	CompleteExtraction(ctx context.Context, ws string, r ExtractResult) (written int, ok bool, err error)
-	// FailExtraction records errMsg on each job's entity, increments its
-	// attempts, schedules the next attempt at retryAt and releases the
-	// lease (only for jobs whose generation is unchanged).
-	FailExtraction(ctx context.Context, ws string, jobs []ExtractJob, errMsg string, retryAt time.Time) error
 	// QueueExtraction marks the listed entities pending again (attempts
 	// and error cleared, queued now) with the given per-entity provider
 	// and model override ("" for the configured default); with
@@ -53,23 +43,6 @@ type ExtractionStorage interface {
 // MaxEntityNameLen is the longest content that counts as an entity's name
 // for name resolution (a placeholder's content is its name).
 const MaxEntityNameLen = 200
-
-// ExtractClaim selects extraction work.
-type ExtractClaim struct {
-	Max            int
-	MaxAttempts    int
-	Lease          time.Duration
-	AfterEmbedding bool
-}
-
-// ExtractJob is an entity leased for extraction.
-type ExtractJob struct {
-	EntityID   uuid.UUID
-	Generation int64 // chunk generation at claim time
-	Attempts   int
-	// Override is the per-entity provider/model (pgm-admin improve-graph).
-	Override ExtractOverride
-}
 
 // ExtractOverride names the LLM for one entity's extraction; empty fields
 // take the configured default.

@@ -68,17 +68,13 @@ type Storage interface {
 	// Neighbors returns the 1-hop neighbours of ids that f admits.
 	Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f EntityFilter) ([]Neighbor, error)
 
-	// ClaimEmbedding leases up to max entities whose embedding is due
-	// (pending, or failed with attempts < maxAttempts and a passed retry
-	// time, and not leased), skipping rows another worker holds, and returns
-	// them with their chunks that lack an embedding for modelID.
-	ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]EmbedJob, error)
+	StageQueue // stage_queue.go: claiming and failing embedding and extraction work
+	// ChunksToEmbed returns, per entity among ids, its chunks that lack an
+	// embedding for modelID, in chunk order.
+	ChunksToEmbed(ctx context.Context, ws string, modelID int64, ids []uuid.UUID) (map[uuid.UUID][]ChunkInput, error)
 	// CompleteEmbedding stores the vectors and marks each job's entity
 	// completed when its chunk generation is unchanged.
 	CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []EmbedResult) error
-	// FailEmbedding records err on each job's entity, increments attempts and
-	// schedules the next attempt at retryAt.
-	FailEmbedding(ctx context.Context, ws string, jobs []EmbedJob, errMsg string, retryAt time.Time) error
 	// QueueStats summarises the enrichment queue over the entities f
 	// admits (counts and failures alike); failureLimit > 0 also returns the
 	// most recent failures.
@@ -393,12 +389,10 @@ type Neighbor struct {
 	Direction string // "outgoing" (seed is the source) or "incoming"
 }
 
-// EmbedJob is an entity leased for embedding.
+// EmbedJob is an entity leased for embedding, with its chunks to embed.
 type EmbedJob struct {
-	EntityID   uuid.UUID
-	Generation int64 // chunk generation at claim time
-	Attempts   int
-	Chunks     []ChunkInput
+	Lease
+	Chunks []ChunkInput
 }
 
 // EmbedResult carries the vectors for one job.

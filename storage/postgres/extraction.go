@@ -4,46 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postgram-go/postgram/driver"
 )
-
-// ClaimExtraction implements driver.ExtractionStorage with the same
-// FOR NO KEY UPDATE SKIP LOCKED lease as the embedding queue.
-func (s *Store) ClaimExtraction(ctx context.Context, ws string, q driver.ExtractClaim) ([]driver.ExtractJob, error) {
-	rows, err := s.pool.Query(ctx, `
-		UPDATE entities e SET extraction_leased_until = now() + make_interval(secs => $4)
-		FROM (
-			SELECT workspace_id, id FROM entities
-			WHERE workspace_id = $1
-			  AND (extraction_status = 'pending' OR (extraction_status = 'failed' AND extraction_attempts < $3))
-			  AND (extraction_retry_at IS NULL OR extraction_retry_at <= now())
-			  AND (extraction_leased_until IS NULL OR extraction_leased_until < now())
-			  AND (NOT $5 OR enrichment_status = 'completed')
-			ORDER BY extraction_queued_at NULLS FIRST, id
-			LIMIT $2
-			FOR NO KEY UPDATE SKIP LOCKED
-		) q
-		WHERE e.workspace_id = q.workspace_id AND e.id = q.id
-		RETURNING e.id, e.chunk_generation, e.extraction_attempts, e.extraction_provider, e.extraction_model`,
-		ws, q.Max, q.MaxAttempts, q.Lease.Seconds(), q.AfterEmbedding)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: claim extraction work: %w", mapErr(err))
-	}
-	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.ExtractJob, error) {
-		var j driver.ExtractJob
-		err := r.Scan(&j.EntityID, &j.Generation, &j.Attempts, &j.Override.Provider, &j.Override.Model)
-		return j, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: claim extraction work: %w", mapErr(err))
-	}
-	return jobs, nil
-}
 
 // CompleteExtraction implements driver.ExtractionStorage.
 func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.ExtractResult) (int, bool, error) {
@@ -105,33 +71,6 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.Extr
 		return 0, false, fmt.Errorf("postgres: complete extraction: %w", mapErr(err))
 	}
 	return written, ok, nil
-}
-
-// FailExtraction implements driver.ExtractionStorage.
-func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []driver.ExtractJob, errMsg string, retryAt time.Time) error {
-	if len(jobs) == 0 {
-		return nil
-	}
-	ids := make([]uuid.UUID, len(jobs))
-	gens := make([]int64, len(jobs))
-	for i, j := range jobs {
-		ids[i], gens[i] = j.EntityID, j.Generation
-	}
-	err := s.retryAborted(ctx, func() error {
-		_, err := s.pool.Exec(ctx, `UPDATE entities e SET extraction_status = 'failed', extraction_attempts = e.extraction_attempts + 1,
-				extraction_error = $4, extraction_retry_at = $5, extraction_leased_until = NULL
-			FROM (
-				SELECT x.id, u.gen FROM entities x JOIN unnest($2::uuid[], $3::bigint[]) AS u(id, gen) ON x.id = u.id
-				WHERE x.workspace_id = $1
-				ORDER BY x.id FOR NO KEY UPDATE OF x
-			) q
-			WHERE e.workspace_id = $1 AND e.id = q.id AND e.chunk_generation = q.gen`, ws, ids, gens, errMsg, retryAt)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("postgres: record extraction failure: %w", mapErr(err))
-	}
-	return nil
 }
 
 // QueueExtraction implements driver.ExtractionStorage.

@@ -12,45 +12,54 @@ import (
 	"github.com/postgram-go/postgram/driver"
 )
 
-// ClaimEmbedding implements driver.Storage. Rows are leased with FOR NO
-// KEY UPDATE SKIP LOCKED, so concurrent workers in any number of processes
+// ClaimWork implements driver.StageQueue. Rows are leased with FOR NO KEY
+// UPDATE SKIP LOCKED, so concurrent workers in any number of processes
 // never claim the same entity (nor wait for a write to one); a lease that
-// expires (a crashed worker) makes the entity claimable again.
-func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]driver.EmbedJob, error) {
+// expires (a crashed worker) makes the entity claimable again. The column
+// names come from driver.Queue.Column, never from input.
+func (s *Store) ClaimWork(ctx context.Context, ws string, c driver.WorkClaim) ([]driver.Lease, error) {
+	q := c.Queue
+	after, override := "", ", '', ''"
+	if c.AfterEmbedding {
+		after = "\n\t\t\t  AND enrichment_status = 'completed'"
+	}
+	if q == driver.QueueExtraction {
+		override = ", e.extraction_provider, e.extraction_model"
+	}
 	rows, err := s.pool.Query(ctx, `
-		UPDATE entities e SET enrichment_leased_until = now() + make_interval(secs => $4)
+		UPDATE entities e SET `+q.Column("leased_until")+` = now() + make_interval(secs => $4)
 		FROM (
 			SELECT workspace_id, id FROM entities
 			WHERE workspace_id = $1
-			  AND (enrichment_status = 'pending' OR (enrichment_status = 'failed' AND enrichment_attempts < $3))
-			  AND (enrichment_retry_at IS NULL OR enrichment_retry_at <= now())
-			  AND (enrichment_leased_until IS NULL OR enrichment_leased_until < now())
-			ORDER BY enrichment_queued_at NULLS FIRST, id
+			  AND (`+q.Column("status")+` = 'pending' OR (`+q.Column("status")+` = 'failed' AND `+q.Column("attempts")+` < $3))
+			  AND (`+q.Column("retry_at")+` IS NULL OR `+q.Column("retry_at")+` <= now())
+			  AND (`+q.Column("leased_until")+` IS NULL OR `+q.Column("leased_until")+` < now())`+after+`
+			ORDER BY `+q.Column("queued_at")+` NULLS FIRST, id
 			LIMIT $2
 			FOR NO KEY UPDATE SKIP LOCKED
 		) q
 		WHERE e.workspace_id = q.workspace_id AND e.id = q.id
-		RETURNING e.id, e.chunk_generation, e.enrichment_attempts`,
-		ws, max, maxAttempts, lease.Seconds())
+		RETURNING e.id, e.chunk_generation, e.`+q.Column("attempts")+override,
+		ws, c.Max, c.MaxAttempts, c.Lease.Seconds())
 	if err != nil {
-		return nil, fmt.Errorf("postgres: claim embedding work: %w", mapErr(err))
+		return nil, fmt.Errorf("postgres: claim %s work: %w", q, mapErr(err))
 	}
-	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.EmbedJob, error) {
-		var j driver.EmbedJob
-		err := r.Scan(&j.EntityID, &j.Generation, &j.Attempts)
-		return j, err
+	leases, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Lease, error) {
+		var l driver.Lease
+		err := r.Scan(&l.EntityID, &l.Generation, &l.Attempts, &l.Override.Provider, &l.Override.Model)
+		return l, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: claim embedding work: %w", mapErr(err))
+		return nil, fmt.Errorf("postgres: claim %s work: %w", q, mapErr(err))
 	}
-	if len(jobs) == 0 {
-		return nil, nil
-	}
-	ids := make([]uuid.UUID, len(jobs))
-	byID := make(map[uuid.UUID]int, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.EntityID
-		byID[j.EntityID] = i
+	return leases, nil
+}
+
+// ChunksToEmbed implements driver.Storage.
+func (s *Store) ChunksToEmbed(ctx context.Context, ws string, modelID int64, ids []uuid.UUID) (map[uuid.UUID][]driver.ChunkInput, error) {
+	out := make(map[uuid.UUID][]driver.ChunkInput, len(ids))
+	if len(ids) == 0 {
+		return out, nil
 	}
 	crows, err := s.pool.Query(ctx, `SELECT entity_id, id, chunk_index, content, start_offset, end_offset FROM chunks
 		WHERE workspace_id = $1 AND entity_id = ANY($2) AND (embedding IS NULL OR model_id IS DISTINCT FROM $3)
@@ -65,14 +74,12 @@ func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, ma
 		if err := crows.Scan(&eid, &c.ID, &c.Index, &c.Content, &c.Start, &c.End); err != nil {
 			return nil, fmt.Errorf("postgres: load chunks to embed: %w", err)
 		}
-		if i, ok := byID[eid]; ok {
-			jobs[i].Chunks = append(jobs[i].Chunks, c)
-		}
+		out[eid] = append(out[eid], c)
 	}
 	if err := crows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: load chunks to embed: %w", mapErr(err))
 	}
-	return jobs, nil
+	return out, nil
 }
 
 // CompleteEmbedding implements driver.Storage. It locks the entities
@@ -126,20 +133,19 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 	return nil
 }
 
-// FailEmbedding implements driver.Storage. It updates the entities in id
-// order (see the lock order in tx.go).
-func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.EmbedJob, errMsg string, retryAt time.Time) error {
-	if len(jobs) == 0 {
+// FailWork implements driver.StageQueue.
+func (s *Store) FailWork(ctx context.Context, ws string, q driver.Queue, leases []driver.Lease, errMsg string, retryAt time.Time) error {
+	if len(leases) == 0 {
 		return nil
 	}
-	ids := make([]uuid.UUID, len(jobs))
-	gens := make([]int64, len(jobs))
-	for i, j := range jobs {
-		ids[i], gens[i] = j.EntityID, j.Generation
+	ids := make([]uuid.UUID, len(leases))
+	gens := make([]int64, len(leases))
+	for i, l := range leases {
+		ids[i], gens[i] = l.EntityID, l.Generation
 	}
 	err := s.retryAborted(ctx, func() error {
-		_, err := s.pool.Exec(ctx, `UPDATE entities e SET enrichment_status = 'failed', enrichment_attempts = e.enrichment_attempts + 1,
-				enrichment_error = $4, enrichment_retry_at = $5, enrichment_leased_until = NULL
+		_, err := s.pool.Exec(ctx, `UPDATE entities e SET `+q.Column("status")+` = 'failed', `+q.Column("attempts")+` = e.`+q.Column("attempts")+` + 1,
+				`+q.Column("error")+` = $4, `+q.Column("retry_at")+` = $5, `+q.Column("leased_until")+` = NULL
 			FROM (
 				SELECT x.id, u.gen FROM entities x JOIN unnest($2::uuid[], $3::bigint[]) AS u(id, gen) ON x.id = u.id
 				WHERE x.workspace_id = $1
@@ -149,7 +155,7 @@ func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.Embe
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: record embedding failure: %w", mapErr(err))
+		return fmt.Errorf("postgres: record %s failure: %w", q, mapErr(err))
 	}
 	return nil
 }

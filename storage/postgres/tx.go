@@ -25,7 +25,7 @@ import (
 // op. The embedding worker claims with SKIP LOCKED (it never waits), and
 // CompleteEmbedding locks its entities in id order before writing vectors
 // into their chunks, only for entities whose chunks are still the claimed
-// generation; FailEmbedding, FailExtraction and QueueReembed update their
+// generation; FailWork and QueueReembed update their
 // entities in id order. CompleteExtraction, QueueExtraction and
 // ReplaceDerivedEdges lock the origin entity before its edges. Creates
 // insert new rows (their foreign-key checks take KEY SHARE locks, which

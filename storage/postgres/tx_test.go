@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/postgram-go/postgram"
@@ -114,10 +115,19 @@ func TestLockOrderWriteVsEmbedding(t *testing.T) {
 		wg.Go(func() {
 			for round := 1; round <= rounds && (round <= least || time.Now().Before(deadline)); round++ {
 				raced.Add(1)
-				jobs, err := st.ClaimEmbedding(ctx, ws, modelID, 1, 4, time.Minute)
+				leases, err := st.ClaimWork(ctx, ws, driver.WorkClaim{Queue: driver.QueueEmbedding, Max: 1, MaxAttempts: 4, Lease: time.Minute})
 				if err != nil {
 					errs <- err
 					return
+				}
+				var jobs []driver.EmbedJob
+				for _, l := range leases {
+					chunks, err := st.ChunksToEmbed(ctx, ws, modelID, []uuid.UUID{l.EntityID})
+					if err != nil {
+						errs <- err
+						return
+					}
+					jobs = append(jobs, driver.EmbedJob{Lease: l, Chunks: chunks[l.EntityID]})
 				}
 				if len(jobs) != 1 || len(jobs[0].Chunks) < 2 {
 					errs <- fmt.Errorf("round %d: claimed %d jobs, want the entity with its chunks", round, len(jobs))

@@ -6,63 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
 )
-
-// claimExtractionSQL leases up to ?3 entities with extraction work (see
-// claimEmbeddingSQL for the IN list): ?1 now, ?2 workspace, ?4 max
-// attempts, ?5 lease (µs), ?6 only entities already embedded.
-const claimExtractionSQL = `
-	UPDATE entities SET extraction_leased_until = ?1 + ?5
-	WHERE rid IN (
-		SELECT rid FROM entities
-		WHERE workspace_id = ?2
-		  AND extraction_status IN ('pending', 'failed')
-		  AND (extraction_status = 'pending' OR (extraction_status = 'failed' AND extraction_attempts < ?4))
-		  AND (extraction_retry_at IS NULL OR extraction_retry_at <= ?1)
-		  AND (extraction_leased_until IS NULL OR extraction_leased_until < ?1)
-		  AND (NOT ?6 OR enrichment_status = 'completed')
-		ORDER BY extraction_queued_at NULLS FIRST, id
-		LIMIT ?3
-	)
-	RETURNING id, chunk_generation, extraction_attempts, extraction_provider, extraction_model`
-
-// ClaimExtraction implements driver.ExtractionStorage. Like
-// ClaimEmbedding, the claim is one write transaction and write
-// transactions are serialised, so two workers never claim one entity.
-func (s *Store) ClaimExtraction(ctx context.Context, ws string, q driver.ExtractClaim) ([]driver.ExtractJob, error) {
-	var jobs []driver.ExtractJob
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		t := micros(now())
-		rows, err := tx.QueryContext(ctx, claimExtractionSQL,
-			t, ws, q.Max, q.MaxAttempts, q.Lease.Microseconds(), q.AfterEmbedding)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var j driver.ExtractJob
-			var id string
-			if err := rows.Scan(&id, &j.Generation, &j.Attempts, &j.Override.Provider, &j.Override.Model); err != nil {
-				return err
-			}
-			if j.EntityID, err = uuid.Parse(id); err != nil {
-				return err
-			}
-			jobs = append(jobs, j)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: claim extraction work: %w", mapErr(err))
-	}
-	return jobs, nil
-}
 
 // CompleteExtraction implements driver.ExtractionStorage.
 func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.ExtractResult) (int, bool, error) {
@@ -117,28 +66,6 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.Extr
 		return 0, false, fmt.Errorf("sqlite: complete extraction: %w", mapErr(err))
 	}
 	return written, ok, nil
-}
-
-// FailExtraction implements driver.ExtractionStorage.
-func (s *Store) FailExtraction(ctx context.Context, ws string, jobs []driver.ExtractJob, errMsg string, retryAt time.Time) error {
-	if len(jobs) == 0 {
-		return nil
-	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		for _, j := range jobs {
-			if _, err := tx.ExecContext(ctx, `UPDATE entities SET extraction_status = 'failed', extraction_attempts = extraction_attempts + 1,
-					extraction_error = ?, extraction_retry_at = ?, extraction_leased_until = NULL
-				WHERE workspace_id = ? AND id = ? AND chunk_generation = ?`,
-				errMsg, micros(retryAt), ws, j.EntityID.String(), j.Generation); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: record extraction failure: %w", mapErr(err))
-	}
-	return nil
 }
 
 // QueueExtraction implements driver.ExtractionStorage.

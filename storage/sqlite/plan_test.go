@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/postgram-go/postgram/driver"
 )
 
 // TestQueueClaimsUseTheirIndexes checks the plans of the claim statements:
@@ -17,8 +19,8 @@ func TestQueueClaimsUseTheirIndexes(t *testing.T) {
 		name, sql, index string
 		args             []any
 	}{
-		{"embedding", claimEmbeddingSQL, "entities_enrichment_queue", []any{1, "default", 10, 3, 1}},
-		{"extraction", claimExtractionSQL, "entities_extraction_queue", []any{1, "default", 10, 3, 1, true}},
+		{"embedding", claimWorkSQL(driver.QueueEmbedding, false), "entities_enrichment_queue", []any{1, "default", 10, 3, 1}},
+		{"extraction", claimWorkSQL(driver.QueueExtraction, true), "entities_extraction_queue", []any{1, "default", 10, 3, 1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rows, err := st.w.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+tt.sql, tt.args...)

@@ -16,100 +16,103 @@ import (
 // now is the database clock: the store's process time, in stored precision.
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
-// claimEmbeddingSQL leases up to ?3 entities with embedding work: ?1 now,
-// ?2 workspace, ?4 max attempts, ?5 lease (µs). The status IN list repeats
-// the predicate of the partial index entities_enrichment_queue: SQLite uses
-// a partial index only when the WHERE clause states its predicate, and the
-// OR below does not (without it every claim read every entity).
-const claimEmbeddingSQL = `
-	UPDATE entities SET enrichment_leased_until = ?1 + ?5
+// claimWorkSQL returns the statement leasing up to ?3 entities with work
+// in queue q: ?1 now, ?2 workspace, ?4 max attempts, ?5 lease (µs). The
+// status IN list repeats the predicate of the queue's partial index
+// (entities_enrichment_queue, entities_extraction_queue): SQLite uses a
+// partial index only when the WHERE clause states its predicate, and the
+// OR below does not (without it every claim read every entity). The column
+// names come from driver.Queue.Column, never from input.
+func claimWorkSQL(q driver.Queue, afterEmbedding bool) string {
+	after, override := "", ", '', ''"
+	if afterEmbedding {
+		after = "\n\t\t  AND enrichment_status = 'completed'"
+	}
+	if q == driver.QueueExtraction {
+		override = ", extraction_provider, extraction_model"
+	}
+	return `
+	UPDATE entities SET ` + q.Column("leased_until") + ` = ?1 + ?5
 	WHERE rid IN (
 		SELECT rid FROM entities
 		WHERE workspace_id = ?2
-		  AND enrichment_status IN ('pending', 'failed')
-		  AND (enrichment_status = 'pending' OR (enrichment_status = 'failed' AND enrichment_attempts < ?4))
-		  AND (enrichment_retry_at IS NULL OR enrichment_retry_at <= ?1)
-		  AND (enrichment_leased_until IS NULL OR enrichment_leased_until < ?1)
-		ORDER BY enrichment_queued_at NULLS FIRST, id
+		  AND ` + q.Column("status") + ` IN ('pending', 'failed')
+		  AND (` + q.Column("status") + ` = 'pending' OR (` + q.Column("status") + ` = 'failed' AND ` + q.Column("attempts") + ` < ?4))
+		  AND (` + q.Column("retry_at") + ` IS NULL OR ` + q.Column("retry_at") + ` <= ?1)
+		  AND (` + q.Column("leased_until") + ` IS NULL OR ` + q.Column("leased_until") + ` < ?1)` + after + `
+		ORDER BY ` + q.Column("queued_at") + ` NULLS FIRST, id
 		LIMIT ?3
 	)
-	RETURNING id, chunk_generation, enrichment_attempts`
+	RETURNING id, chunk_generation, ` + q.Column("attempts") + override
+}
 
-// ClaimEmbedding implements driver.Storage. The claim is one write
+// ClaimWork implements driver.StageQueue. The claim is one write
 // transaction, and write transactions are serialised (in-process by the
 // single writer connection, across processes by SQLite's write lock), so
 // concurrent workers never claim the same entity; a lease that expires (a
 // crashed worker) makes the entity claimable again.
-func (s *Store) ClaimEmbedding(ctx context.Context, ws string, modelID int64, max, maxAttempts int, lease time.Duration) ([]driver.EmbedJob, error) {
-	var jobs []driver.EmbedJob
+func (s *Store) ClaimWork(ctx context.Context, ws string, c driver.WorkClaim) ([]driver.Lease, error) {
+	var leases []driver.Lease
+	query := claimWorkSQL(c.Queue, c.AfterEmbedding)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		t := micros(now())
-		rows, err := tx.QueryContext(ctx, claimEmbeddingSQL,
-			t, ws, max, maxAttempts, lease.Microseconds())
+		leases = leases[:0]
+		rows, err := tx.QueryContext(ctx, query, micros(now()), ws, c.Max, c.MaxAttempts, c.Lease.Microseconds())
 		if err != nil {
 			return err
 		}
-		type claimed struct{ job driver.EmbedJob }
-		var cl []claimed
+		defer rows.Close()
 		for rows.Next() {
-			var c claimed
+			var l driver.Lease
 			var id string
-			if err := rows.Scan(&id, &c.job.Generation, &c.job.Attempts); err != nil {
-				rows.Close()
+			if err := rows.Scan(&id, &l.Generation, &l.Attempts, &l.Override.Provider, &l.Override.Model); err != nil {
 				return err
 			}
-			if c.job.EntityID, err = uuid.Parse(id); err != nil {
-				rows.Close()
+			if l.EntityID, err = uuid.Parse(id); err != nil {
 				return err
 			}
-			cl = append(cl, c)
+			leases = append(leases, l)
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(cl) == 0 {
-			return nil
-		}
-		ids := make([]uuid.UUID, len(cl))
-		byID := make(map[uuid.UUID]int, len(cl))
-		jobs = make([]driver.EmbedJob, len(cl))
-		for i, c := range cl {
-			jobs[i] = c.job
-			ids[i] = c.job.EntityID
-			byID[c.job.EntityID] = i
-		}
-		crows, err := tx.QueryContext(ctx, `SELECT c.entity_id, c.id, c.chunk_index, c.content, c.start_offset, c.end_offset
-			FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunks c ON c.workspace_id = ? AND c.entity_id = j.value
-			WHERE NOT EXISTS (SELECT 1 FROM chunk_embeddings v WHERE v.chunk_rid = c.rid AND v.model_id = ?)
-			ORDER BY c.entity_id, c.chunk_index`, idsJSON(ids), ws, modelID)
-		if err != nil {
-			return err
-		}
-		defer crows.Close()
-		for crows.Next() {
-			var eid, cid string
-			var c driver.ChunkInput
-			if err := crows.Scan(&eid, &cid, &c.Index, &c.Content, &c.Start, &c.End); err != nil {
-				return err
-			}
-			e, err := uuid.Parse(eid)
-			if err != nil {
-				return err
-			}
-			if c.ID, err = uuid.Parse(cid); err != nil {
-				return err
-			}
-			if i, ok := byID[e]; ok {
-				jobs[i].Chunks = append(jobs[i].Chunks, c)
-			}
-		}
-		return crows.Err()
+		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: claim embedding work: %w", mapErr(err))
+		return nil, fmt.Errorf("sqlite: claim %s work: %w", c.Queue, mapErr(err))
 	}
-	return jobs, nil
+	return leases, nil
+}
+
+// ChunksToEmbed implements driver.Storage.
+func (s *Store) ChunksToEmbed(ctx context.Context, ws string, modelID int64, ids []uuid.UUID) (map[uuid.UUID][]driver.ChunkInput, error) {
+	out := make(map[uuid.UUID][]driver.ChunkInput, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	crows, err := s.r.QueryContext(ctx, `SELECT c.entity_id, c.id, c.chunk_index, c.content, c.start_offset, c.end_offset
+		FROM (SELECT DISTINCT value FROM json_each(?)) j CROSS JOIN chunks c ON c.workspace_id = ? AND c.entity_id = j.value
+		WHERE NOT EXISTS (SELECT 1 FROM chunk_embeddings v WHERE v.chunk_rid = c.rid AND v.model_id = ?)
+		ORDER BY c.entity_id, c.chunk_index`, idsJSON(ids), ws, modelID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: load chunks to embed: %w", mapErr(err))
+	}
+	defer crows.Close()
+	for crows.Next() {
+		var eid, cid string
+		var c driver.ChunkInput
+		if err := crows.Scan(&eid, &cid, &c.Index, &c.Content, &c.Start, &c.End); err != nil {
+			return nil, fmt.Errorf("sqlite: load chunks to embed: %w", err)
+		}
+		e, err := uuid.Parse(eid)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: load chunks to embed: %w", err)
+		}
+		if c.ID, err = uuid.Parse(cid); err != nil {
+			return nil, fmt.Errorf("sqlite: load chunks to embed: %w", err)
+		}
+		out[e] = append(out[e], c)
+	}
+	if err := crows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: load chunks to embed: %w", mapErr(err))
+	}
+	return out, nil
 }
 
 // CompleteEmbedding implements driver.Storage.
@@ -182,28 +185,28 @@ func checkVector(v []float32, dims int) error {
 	return nil
 }
 
-// FailEmbedding implements driver.Storage.
-func (s *Store) FailEmbedding(ctx context.Context, ws string, jobs []driver.EmbedJob, errMsg string, retryAt time.Time) error {
-	if len(jobs) == 0 {
+// FailWork implements driver.StageQueue.
+func (s *Store) FailWork(ctx context.Context, ws string, q driver.Queue, leases []driver.Lease, errMsg string, retryAt time.Time) error {
+	if len(leases) == 0 {
 		return nil
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `UPDATE entities SET enrichment_status = 'failed', enrichment_attempts = enrichment_attempts + 1,
-				enrichment_error = ?, enrichment_retry_at = ?, enrichment_leased_until = NULL
+		st, err := tx.PrepareContext(ctx, `UPDATE entities SET `+q.Column("status")+` = 'failed', `+q.Column("attempts")+` = `+q.Column("attempts")+` + 1,
+				`+q.Column("error")+` = ?, `+q.Column("retry_at")+` = ?, `+q.Column("leased_until")+` = NULL
 			WHERE workspace_id = ? AND id = ? AND chunk_generation = ?`)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		for _, j := range jobs {
-			if _, err := st.ExecContext(ctx, errMsg, micros(retryAt), ws, j.EntityID.String(), j.Generation); err != nil {
+		for _, l := range leases {
+			if _, err := st.ExecContext(ctx, errMsg, micros(retryAt), ws, l.EntityID.String(), l.Generation); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("sqlite: record embedding failure: %w", mapErr(err))
+		return fmt.Errorf("sqlite: record %s failure: %w", q, mapErr(err))
 	}
 	return nil
 }
