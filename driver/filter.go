@@ -99,7 +99,9 @@ func (f *EntityFilter) Conds() []Cond {
 		out = append(out, Cond{Field: FieldVisibility, Op: OpIn, Values: asStrings(f.Visibilities)})
 	}
 	if f.Owner != "" {
-		out = append(out, Cond{Field: FieldOwner, Op: OpEq, Value: f.Owner})
+		// The reference system's meaning: an owner filter also admits
+		// entities with no owner and those owned by OwnerShared.
+		out = append(out, Cond{Field: FieldOwner, Op: OpIn, Values: []string{f.Owner, "", OwnerShared}})
 	}
 	if len(f.Tags) > 0 {
 		out = append(out, Cond{Field: FieldTags, Op: OpHasAll, Values: f.Tags})
@@ -126,6 +128,10 @@ func asStrings[T ~string](in []T) []string {
 	}
 	return out
 }
+
+// OwnerShared is the owner every owner filter admits besides the one
+// asked for (and entities with no owner).
+const OwnerShared = "shared"
 
 // FilterView is what a filter reads of an entity, for evaluating it in Go.
 type FilterView struct {

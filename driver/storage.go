@@ -230,9 +230,11 @@ type EntityFilter struct {
 	Types        []EntityType
 	Statuses     []Status
 	Visibilities []Visibility
-	Owner        string
-	Tags         []string // every tag must be present
-	MemoryRole   MemoryRole
+	// Owner admits entities owned by Owner, by nobody ("") or by
+	// OwnerShared (the reference system's meaning).
+	Owner      string
+	Tags       []string // every tag must be present
+	MemoryRole MemoryRole
 	// IncludeArchived admits status archived; otherwise archived entities
 	// are excluded (unless Statuses names archived explicitly).
 	IncludeArchived bool

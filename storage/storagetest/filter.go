@@ -24,7 +24,7 @@ func testFilterOneDefinition(t *testing.T, open Opener) {
 	r := rand.New(rand.NewPCG(7, 11))
 	types := []postgram.EntityType{postgram.TypeMemory, postgram.TypeDocument, postgram.TypeTask}
 	vis := []postgram.Visibility{postgram.VisibilityShared, postgram.VisibilityWork, postgram.VisibilityPersonal}
-	owners := []string{"", "ana", "bo"}
+	owners := []string{"", "ana", "bo", driver.OwnerShared}
 	tagSets := [][]string{nil, {"red"}, {"red", "blue"}, {"blue"}}
 	agents := []*postgram.Client{agent(e.c, "client-a"), agent(e.c, "client-b")}
 
@@ -103,7 +103,7 @@ func testFilterOneDefinition(t *testing.T, open Opener) {
 			}
 		}
 		if r.IntN(3) == 0 {
-			f.Owner = owners[1+r.IntN(2)]
+			f.Owner = owners[1+r.IntN(3)]
 		}
 		if r.IntN(3) == 0 {
 			f.Tags = tagSets[1+r.IntN(3)]

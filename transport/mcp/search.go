@@ -69,7 +69,7 @@ func searchTools() []toolSpec {
 				Description: "Only entities carrying every one of these tags."},
 			{Name: "visibility", Kind: kindStrings, Enum: strs(postgram.Visibilities),
 				Description: "Only these visibilities (one or more; a single string is accepted)."},
-			{Name: "owner", Kind: kindString, Description: "Only entities with this owner."},
+			{Name: "owner", Kind: kindString, Description: "Only entities with this owner, no owner, or owner \"shared\"."},
 			{Name: "memory_role", Kind: kindString, Enum: []string{string(postgram.RoleDurableMemory), string(postgram.RoleSessionContext)},
 				Description: "durable_memory: long-term facts, decisions and preferences to trust. session_context: your own " +
 					"recent working context (where were we?). Omit to search both."},

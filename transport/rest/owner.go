@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // The owner parameter of GET /api/entities/{id}, /graph and /edges has the
@@ -17,7 +18,7 @@ import (
 // out.
 
 // ownerShared is the owner value every owner filter admits.
-const ownerShared = "shared"
+const ownerShared = driver.OwnerShared
 
 // ownerParam reads and checks the owner parameter ("" when absent).
 func ownerParam(p *queryParams) string {
