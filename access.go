@@ -40,6 +40,10 @@ func (c *Client) canSee(e *Entity) bool {
 	if c.principal == nil {
 		return true
 	}
+	c.seesOnce.Do(func() {
+		f, _ := c.principal.restrict(driver.EntityFilter{IncludeArchived: true})
+		c.sees = f.Matcher()
+	})
 	v := driver.ViewOf(e)
 	return c.sees.Admits(&v)
 }

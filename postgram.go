@@ -260,8 +260,9 @@ type Client struct {
 	*core
 	principal *Principal
 	// sees is what the principal may read: its filter's conditions,
-	// compiled once (see canSee).
-	sees driver.Matcher
+	// compiled on the first canSee (many requests never need them).
+	seesOnce sync.Once
+	sees     driver.Matcher
 }
 
 // core is the state shared by a Client and its principal views.
@@ -336,8 +337,7 @@ func (c *Client) Workspace() string { return c.ws }
 // as returns a view of c that acts for p (Admin.As).
 func (c *Client) as(p Principal) *Client {
 	pp := p
-	f, _ := pp.restrict(driver.EntityFilter{IncludeArchived: true})
-	return &Client{core: c.core, principal: &pp, sees: f.Matcher()}
+	return &Client{core: c.core, principal: &pp}
 }
 
 // Principal returns the principal the client acts for, or nil for full

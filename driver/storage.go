@@ -128,6 +128,7 @@ type Storage interface {
 	SimilarityScorer  // search_storage.go: similarities of chosen chunks
 	TermStatser       // how common keyword terms are
 	WriteStater       // whether writes fail for lack of space or a read-only database
+	UserStorage       // users.go: web-app users and sessions
 }
 
 // PageTooLargeError is returned by ListEntities when a page's contents

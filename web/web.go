@@ -8,8 +8,15 @@
 // X-Content-Type-Options nosniff. The only script library is htmx,
 // vendored and pinned under static/vendor with its licence.
 //
-// This first slice serves the landing page and the static assets; sign-in,
-// onboarding and the knowledge browser follow (issue 19).
+// Sign-in: when Config.Users is set, the app is behind a signed-in
+// session. The first visit leads to /setup, where the bootstrap admin API
+// key (printed by the server at its first start) creates the first user, an
+// admin; passwords are hashed with argon2id. Sessions are random tokens in
+// an HttpOnly, SameSite=Strict cookie (Secure under TLS) whose SHA-256 is
+// stored; every form carries a CSRF token; failed sign-ins lock the account
+// for a while and are limited per client address; sign-out can end every
+// session of the user. The knowledge browser and the admin console follow
+// (issue 19).
 package web
 
 import (
@@ -19,6 +26,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
+	"time"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
 )
 
 // CSP is the Content-Security-Policy sent with every response.
@@ -39,6 +51,28 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is shown in the page footer. Default: "dev".
 	Version string
+
+	// Users stores web-app users and sessions; nil serves only the
+	// landing page (no sign-in). Admin verifies the admin API key that
+	// guards onboarding; required with Users.
+	Users driver.UserStorage
+	Admin *postgram.Admin
+	// Password sets argon2id's costs; zero takes the defaults.
+	Password PasswordParams
+	// SessionTTL is how long a session lasts. Default: 12h.
+	SessionTTL time.Duration
+	// MaxFailedLogins failed sign-ins in a row lock an account for
+	// LockFor. Defaults: 5 and 15 minutes.
+	MaxFailedLogins int
+	LockFor         time.Duration
+	// MaxFailuresPerIP bounds failed sign-ins per client address per
+	// minute. Default: 20.
+	MaxFailuresPerIP int
+	// SecureCookies marks cookies Secure even when the request did not
+	// arrive over TLS (behind a TLS-terminating proxy).
+	SecureCookies bool
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
 }
 
 // Handler serves the web app. Create it with New.
@@ -48,6 +82,7 @@ type Handler struct {
 	tmpl    *template.Template
 	static  http.Handler
 	mux     *http.ServeMux
+	auth    *signIn // nil without Config.Users
 }
 
 // New parses the embedded templates and returns the handler.
@@ -70,12 +105,44 @@ func New(cfg Config) (*Handler, error) {
 		static: http.StripPrefix("/static/", http.FileServerFS(sub)), mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /{$}", h.index)
 	h.mux.Handle("GET /static/", h.static)
+	if cfg.Users != nil {
+		if cfg.Admin == nil {
+			return nil, fmt.Errorf("web: Config.Users needs Config.Admin (it verifies the setup key)")
+		}
+		if cfg.Now == nil {
+			cfg.Now = time.Now
+		}
+		h.auth = &signIn{users: cfg.Users, admin: cfg.Admin, params: cfg.Password, ttl: orDuration(cfg.SessionTTL, 12*time.Hour),
+			maxFail: orInt(cfg.MaxFailedLogins, 5), lockFor: orDuration(cfg.LockFor, 15*time.Minute),
+			secure: cfg.SecureCookies, now: cfg.Now, perIP: newFailureLimiter(orInt(cfg.MaxFailuresPerIP, 20))}
+		h.mux.HandleFunc("GET /setup", h.setupForm)
+		h.mux.HandleFunc("POST /setup", h.setup)
+		h.mux.HandleFunc("GET /login", h.loginForm)
+		h.mux.HandleFunc("POST /login", h.login)
+		h.mux.HandleFunc("POST /logout", h.logout)
+	}
 	return h, nil
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func orInt(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
 }
 
 // Paths lists the mux patterns the handler owns, for mounting beside
 // other handlers (postgram-server mounts /api, /mcp and /health apart).
-func Paths() []string { return []string{"GET /{$}", "GET /static/"} }
+func Paths() []string {
+	return []string{"GET /{$}", "GET /static/", "GET /setup", "POST /setup", "GET /login", "POST /login", "POST /logout"}
+}
 
 // ServeHTTP sets the security headers and dispatches.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -91,10 +158,177 @@ type page struct {
 	Title   string
 	Version string
 	HTMX    string
+	// Signed-in pages.
+	User string
+	Role string
+	CSRF string
+	// Forms.
+	Error string
+	Name  string
+}
+
+func (h *Handler) page(title string) page {
+	return page{Title: title, Version: h.version, HTMX: HTMXVersion}
 }
 
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, "index.html", page{Title: "Postgram", Version: h.version, HTMX: HTMXVersion})
+	p := h.page("Postgram")
+	if h.auth != nil {
+		n, err := h.auth.users.CountUsers(r.Context())
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if n == 0 {
+			http.Redirect(w, r, "/setup", http.StatusSeeOther)
+			return
+		}
+		cur, err := h.auth.session(r)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if cur == nil {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		p.User, p.Role, p.CSRF = cur.user.Name, string(cur.user.Role), cur.session.CSRF
+	}
+	h.render(w, r, "index.html", p)
+}
+
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	h.log.ErrorContext(r.Context(), "web: request failed", "path", r.URL.Path, "err", err)
+	http.Error(w, "the server could not answer; try again", http.StatusServiceUnavailable)
+}
+
+// maxFormBytes bounds a posted form.
+const maxFormBytes = 16 << 10
+
+func parseForm(w http.ResponseWriter, r *http.Request) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "the form is malformed or larger than 16 KiB", http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+func (h *Handler) setupForm(w http.ResponseWriter, r *http.Request) {
+	if n, err := h.auth.users.CountUsers(r.Context()); err != nil {
+		h.fail(w, r, err)
+		return
+	} else if n > 0 {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	p := h.page("Set up Postgram")
+	p.CSRF = h.auth.formToken(w, r)
+	h.render(w, r, "setup.html", p)
+}
+
+func (h *Handler) setup(w http.ResponseWriter, r *http.Request) {
+	if !parseForm(w, r) {
+		return
+	}
+	if !checkFormToken(r) {
+		http.Error(w, "the form expired or did not come from this site: reload the page", http.StatusForbidden)
+		return
+	}
+	addr, now := clientAddr(r), h.auth.now()
+	if h.auth.perIP.blocked(addr, now) {
+		http.Error(w, "too many failed attempts from this address: wait a minute", http.StatusTooManyRequests)
+		return
+	}
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	u, msg := h.auth.createFirstAdmin(r.Context(), r.PostFormValue("admin_key"), name, r.PostFormValue("password"), r.PostFormValue("confirm"))
+	if u == nil {
+		if strings.HasPrefix(msg, "admin_key") {
+			h.auth.perIP.fail(addr, now)
+		}
+		p := h.page("Set up Postgram")
+		p.CSRF, p.Error, p.Name = h.auth.formToken(w, r), msg, name
+		w.WriteHeader(http.StatusBadRequest)
+		h.render(w, r, "setup.html", p)
+		return
+	}
+	if err := h.auth.startSession(w, r, u); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) {
+	p := h.page("Sign in")
+	p.CSRF = h.auth.formToken(w, r)
+	h.render(w, r, "login.html", p)
+}
+
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+	if !parseForm(w, r) {
+		return
+	}
+	if !checkFormToken(r) {
+		http.Error(w, "the form expired or did not come from this site: reload the page", http.StatusForbidden)
+		return
+	}
+	addr, now := clientAddr(r), h.auth.now()
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	p := h.page("Sign in")
+	if h.auth.perIP.blocked(addr, now) {
+		p.CSRF, p.Error, p.Name = h.auth.formToken(w, r), "too many failed sign-ins from this address: wait a minute", name
+		w.WriteHeader(http.StatusTooManyRequests)
+		h.render(w, r, "login.html", p)
+		return
+	}
+	u, msg, err := h.auth.login(r.Context(), name, r.PostFormValue("password"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if u == nil {
+		h.auth.perIP.fail(addr, now)
+		p.CSRF, p.Error, p.Name = h.auth.formToken(w, r), msg, name
+		w.WriteHeader(http.StatusUnauthorized)
+		h.render(w, r, "login.html", p)
+		return
+	}
+	if err := h.auth.startSession(w, r, u); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
+	if !parseForm(w, r) {
+		return
+	}
+	cur, err := h.auth.session(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if cur == nil {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	if !checkSessionToken(r, cur) {
+		http.Error(w, "the form expired or did not come from this site: reload the page", http.StatusForbidden)
+		return
+	}
+	if r.PostFormValue("everywhere") != "" {
+		_, err = h.auth.users.DeleteUserSessions(r.Context(), cur.user.ID)
+	} else {
+		err = h.auth.users.DeleteSession(r.Context(), cur.session.TokenHash)
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	http.SetCookie(w, h.auth.cookie(r, sessionCookie, "", -1))
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, data any) {

@@ -142,7 +142,7 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, admin, log))
 	mux.Handle("/mcp/", mcp.HTTPHandler(mcpSrv, admin, log))
 	mux.Handle("/", restSrv)
-	webH, err := web.New(web.Config{Logger: log, Version: version})
+	webH, err := web.New(web.Config{Logger: log, Version: version, Users: store, Admin: admin})
 	if err != nil {
 		return err
 	}

@@ -251,6 +251,7 @@ func TestWebMountedAtRoot(t *testing.T) {
 	if resp := check("/", 200, "text/html"); resp.Header.Get("Content-Security-Policy") != web.CSP || resp.Header.Get("X-Frame-Options") != "DENY" {
 		t.Errorf("/ security headers: %v", resp.Header)
 	}
+	check("/setup", 200, "text/html") // a new store: onboarding (the first visit to / is sent here)
 	check("/static/vendor/htmx-"+web.HTMXVersion+".min.js", 200, "text/javascript")
 	check("/health", 200, "application/json")
 	check("/api/entities", 401, "application/json")

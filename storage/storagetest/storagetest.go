@@ -86,6 +86,7 @@ func Run(t *testing.T, open Opener) {
 		{"AuditPrune", testAuditPrune},                         // access.go
 		{"ConflictHidesInvisible", testConflictHidesInvisible}, // access.go
 		{"Purge", testPurge},                                   // purge.go
+		{"Users", testUsers},                                   // users.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,114 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/postgram-go/postgram/driver"
+)
+
+const userCols = `id, name, password_hash, role, key_id, failed_logins, locked_until, last_login_at, created_at`
+
+// CreateUser implements driver.UserStorage.
+func (s *Store) CreateUser(ctx context.Context, u *driver.User) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO web_users (`+userCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		u.ID, u.Name, u.PasswordHash, u.Role, u.KeyID, u.FailedLogins, u.LockedUntil, u.LastLoginAt, u.CreatedAt)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("postgres: create user %q: %w: the name is taken", u.Name, driver.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: create user: %w", mapErr(err))
+	}
+	return nil
+}
+
+func (s *Store) userWhere(ctx context.Context, what, where string, arg any) (*driver.User, error) {
+	var u driver.User
+	err := s.pool.QueryRow(ctx, "SELECT "+userCols+" FROM web_users WHERE "+where, arg).Scan(&u.ID, &u.Name,
+		&u.PasswordHash, &u.Role, &u.KeyID, &u.FailedLogins, &u.LockedUntil, &u.LastLoginAt, &u.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("user %s: %w", what, driver.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read user: %w", mapErr(err))
+	}
+	return &u, nil
+}
+
+// UserByName implements driver.UserStorage.
+func (s *Store) UserByName(ctx context.Context, name string) (*driver.User, error) {
+	return s.userWhere(ctx, fmt.Sprintf("%q", name), "name = $1", name)
+}
+
+// UserByID implements driver.UserStorage.
+func (s *Store) UserByID(ctx context.Context, id uuid.UUID) (*driver.User, error) {
+	return s.userWhere(ctx, id.String(), "id = $1", id)
+}
+
+// CountUsers implements driver.UserStorage.
+func (s *Store) CountUsers(ctx context.Context) (int, error) {
+	var n int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM web_users").Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres: count users: %w", mapErr(err))
+	}
+	return n, nil
+}
+
+// SetLoginState implements driver.UserStorage.
+func (s *Store) SetLoginState(ctx context.Context, id uuid.UUID, failed int, lockedUntil, lastLogin *time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE web_users SET failed_logins = $2, locked_until = $3,
+		last_login_at = coalesce($4, last_login_at) WHERE id = $1`, id, failed, lockedUntil, lastLogin)
+	if err != nil {
+		return fmt.Errorf("postgres: record sign-in: %w", mapErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("user %s: %w", id, driver.ErrNotFound)
+	}
+	return nil
+}
+
+// CreateSession implements driver.UserStorage.
+func (s *Store) CreateSession(ctx context.Context, ws *driver.WebSession) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO web_sessions (token_hash, user_id, csrf, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5)`, ws.TokenHash, ws.UserID, ws.CSRF, ws.CreatedAt, ws.ExpiresAt)
+	if err != nil {
+		return fmt.Errorf("postgres: create session: %w", mapErr(err))
+	}
+	return nil
+}
+
+// SessionByHash implements driver.UserStorage.
+func (s *Store) SessionByHash(ctx context.Context, tokenHash string) (*driver.WebSession, error) {
+	var ws driver.WebSession
+	err := s.pool.QueryRow(ctx, `SELECT token_hash, user_id, csrf, created_at, expires_at FROM web_sessions
+		WHERE token_hash = $1`, tokenHash).Scan(&ws.TokenHash, &ws.UserID, &ws.CSRF, &ws.CreatedAt, &ws.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("session: %w", driver.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read session: %w", mapErr(err))
+	}
+	return &ws, nil
+}
+
+// DeleteSession implements driver.UserStorage.
+func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
+	if _, err := s.pool.Exec(ctx, "DELETE FROM web_sessions WHERE token_hash = $1", tokenHash); err != nil {
+		return fmt.Errorf("postgres: delete session: %w", mapErr(err))
+	}
+	return nil
+}
+
+// DeleteUserSessions implements driver.UserStorage.
+func (s *Store) DeleteUserSessions(ctx context.Context, userID uuid.UUID) (int, error) {
+	tag, err := s.pool.Exec(ctx, "DELETE FROM web_sessions WHERE user_id = $1", userID)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: delete sessions: %w", mapErr(err))
+	}
+	return int(tag.RowsAffected()), nil
+}
