@@ -105,6 +105,7 @@ func New(cfg Config) (*Handler, error) {
 		static: http.StripPrefix("/static/", http.FileServerFS(sub)), mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /{$}", h.index)
 	h.mux.Handle("GET /static/", h.static)
+	h.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	if cfg.Users != nil {
 		if cfg.Admin == nil {
 			return nil, fmt.Errorf("web: Config.Users needs Config.Admin (it verifies the setup key)")
@@ -141,7 +142,7 @@ func orInt(n, def int) int {
 // Paths lists the mux patterns the handler owns, for mounting beside
 // other handlers (postgram-server mounts /api, /mcp and /health apart).
 func Paths() []string {
-	return []string{"GET /{$}", "GET /static/", "GET /setup", "POST /setup", "GET /login", "POST /login", "POST /logout"}
+	return []string{"GET /{$}", "GET /static/", "GET /favicon.ico", "GET /setup", "POST /setup", "GET /login", "POST /login", "POST /logout"}
 }
 
 // ServeHTTP sets the security headers and dispatches.

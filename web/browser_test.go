@@ -1,0 +1,186 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds the browser the tests drive: $POSTGRAM_TEST_CHROMIUM, or
+// chromium on PATH. scripts/test.sh installs Debian's chromium; a missing
+// browser fails the test (it is never skipped).
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("POSTGRAM_TEST_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no Chromium: install Debian's chromium (scripts/test.sh does) or set POSTGRAM_TEST_CHROMIUM")
+	return ""
+}
+
+// browserCtx starts a headless Chromium for one test. It records the
+// page's console errors and exceptions (a CSP violation is one).
+func browserCtx(t *testing.T) (context.Context, func() []string) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true), // CI runs as root
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelC := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	var mu sync.Mutex
+	var problems []string
+	err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				problems = append(problems, "log: "+e.Entry.Text)
+			}
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value))
+				}
+				problems = append(problems, "console error: "+strings.Join(parts, " "))
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("enable the browser log: %v", err)
+	}
+	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), problems...) }
+}
+
+// TestBrowserOnboardingAndSignIn drives the sign-in pages in a real
+// browser: the first visit lands on onboarding, the form creates the admin
+// and signs in, sign-out leads to the sign-in page, and signing in again
+// works; the vendored htmx loads under the strict CSP, with no console
+// error on any page.
+func TestBrowserOnboardingAndSignIn(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	ctx, problems := browserCtx(t)
+	run := func(steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	location := func() string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	// at waits until a page at path has loaded completely and holds sel
+	// (node ids of a page still loading go stale under the actions).
+	at := func(path, sel string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.readyState === "complete" && location.pathname === %q && document.querySelector(%q) !== null`, path, sel))
+	}
+	// submit runs an action that navigates (a form's submission) and
+	// waits until the next page has loaded.
+	submit := func(a chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if _, err := chromedp.RunResponse(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(chromedp.Navigate(s.srv.URL+"/"), at("/setup", `input[name="admin_key"]`))
+	if u := location(); !strings.HasSuffix(u, "/setup") {
+		t.Fatalf("first visit landed on %s, want /setup", u)
+	}
+	run(
+		chromedp.SendKeys(chromedp.CSS(`input[name="admin_key"]`), s.adminKey),
+		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "ada"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "correct horse battery"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="confirm"]`), "correct horse battery"),
+	)
+	submit(chromedp.Submit(chromedp.CSS(`form[action="/setup"]`)))
+	run(at("/", `p.who`))
+	if who := text(`p.who`); who != "Signed in as ada (admin)." {
+		t.Fatalf("after onboarding the page says %q", who)
+	}
+	htmx, err := chromedp.Run(ctx, chromedp.Evaluate[string](`typeof htmx === "object" ? htmx.version : "missing"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if htmx != HTMXVersion {
+		t.Errorf("htmx in the page: %q, want %s", htmx, HTMXVersion)
+	}
+
+	submit(chromedp.Click(chromedp.CSS(`form[action="/logout"] button:not([name])`)))
+	run(at("/login", `form[action="/login"]`))
+	if u := location(); !strings.HasSuffix(u, "/login") {
+		t.Fatalf("after sign-out: %s", u)
+	}
+	// A wrong password shows the error on the form; the right one signs in.
+	run(
+		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "ada"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "not the password"),
+	)
+	submit(chromedp.Submit(chromedp.CSS(`form[action="/login"]`)))
+	run(at("/login", `p.error`))
+	if alert := text(`p.error`); alert != "wrong name or password" {
+		t.Fatalf("wrong password: alert %q", alert)
+	}
+	run( // the re-rendered form keeps the name, never the password
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "correct horse battery"),
+	)
+	submit(chromedp.Submit(chromedp.CSS(`form[action="/login"]`)))
+	run(at("/", `p.who`))
+	if who := text(`p.who`); who != "Signed in as ada (admin)." {
+		t.Fatalf("after signing in again: %q", who)
+	}
+	// The one expected entry: the wrong password's page answers 401.
+	var unexpected []string
+	expected := 0
+	for _, p := range problems() {
+		if strings.Contains(p, "Failed to load resource: the server responded with a status of 401") {
+			expected++
+			continue
+		}
+		unexpected = append(unexpected, p)
+	}
+	if len(unexpected) > 0 || expected != 1 {
+		t.Errorf("the pages logged errors (and %d failed sign-in answers, want 1):\n%s", expected, strings.Join(unexpected, "\n"))
+	}
+}
