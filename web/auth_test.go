@@ -29,6 +29,7 @@ type site struct {
 	adminKey  string
 	memberKey string
 	clock     *clock
+	store     *sqlite.Store
 }
 
 type clock struct {
@@ -74,7 +75,7 @@ func newSite(t *testing.T) *site {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &site{t: t, srv: srv, admin: admin, adminKey: adminKey, memberKey: memberKey, clock: clk}
+	return &site{t: t, srv: srv, admin: admin, adminKey: adminKey, memberKey: memberKey, clock: clk, store: st}
 }
 
 func (s *site) browser() *http.Client {

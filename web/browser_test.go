@@ -184,3 +184,70 @@ func TestBrowserOnboardingAndSignIn(t *testing.T) {
 		t.Errorf("the pages logged errors (and %d failed sign-in answers, want 1):\n%s", expected, strings.Join(unexpected, "\n"))
 	}
 }
+
+// TestBrowserSearchAsYouTypeAndEdit: on the search page the results come
+// while typing (htmx swaps them in under the CSP), a result opens the
+// entity's page, and saving the edit form stores a new version.
+func TestBrowserSearchAsYouTypeAndEdit(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	e := s.store1("Decision: we store embeddings in pgvector for the Lighthouse project.", "memory")
+	ctx, problems := browserCtx(t)
+	do := func(steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit := func(a chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if _, err := chromedp.RunResponse(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := func(path, sel string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.readyState === "complete" && location.pathname === %q && document.querySelector(%q) !== null`, path, sel))
+	}
+	do(chromedp.Navigate(s.srv.URL+"/setup"), at("/setup", `input[name="admin_key"]`),
+		chromedp.SendKeys(chromedp.CSS(`input[name="admin_key"]`), s.adminKey),
+		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "ada"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "correct horse battery"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="confirm"]`), "correct horse battery"))
+	submit(chromedp.Submit(chromedp.CSS(`form[action="/setup"]`)))
+	do(at("/", `p.who`), chromedp.Navigate(s.srv.URL+"/search"), at("/search", `input[name="q"]`))
+
+	// Typing, no submit: htmx fetches and swaps the results in.
+	link := `#results a[href="/entities/` + e.ID.String() + `"]`
+	do(chromedp.SendKeys(chromedp.CSS(`input[name="q"]`), "pgvector lighthouse"),
+		// …and settles: no request in flight (htmx marks its element
+		// htmx-request meanwhile), so the link clicked is the one shown.
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector(%q) !== null && document.querySelector(".htmx-request") === null`, link)),
+		chromedp.Sleep(400*time.Millisecond), // past htmx's 300 ms input delay: no late request replaces the list
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector(%q) !== null && document.querySelector(".htmx-request") === null`, link)))
+	pushed, err := chromedp.Run(ctx, chromedp.Evaluate[string](`new URLSearchParams(location.search).get("q")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pushed != "pgvector lighthouse" {
+		t.Errorf("the search was not pushed to the URL: %q", pushed)
+	}
+	submit(chromedp.Click(chromedp.CSS(link)))
+	do(at("/entities/"+e.ID.String(), `textarea[name="content"]`),
+		chromedp.SetValue(chromedp.CSS(`textarea[name="content"]`), "Decision: embeddings live in pgvector (HNSW)."))
+	submit(chromedp.Submit(chromedp.CSS(`form.entity`)))
+	do(at("/entities/"+e.ID.String(), `p.meta`))
+	meta, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`p.meta`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(meta, "version 2") {
+		t.Fatalf("after saving, the page says %q", meta)
+	}
+	got, _ := s.admin.Client().Recall(context.Background(), e.ID)
+	if got.Content != "Decision: embeddings live in pgvector (HNSW)." {
+		t.Fatalf("stored content %q", got.Content)
+	}
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the pages logged errors:\n%s", strings.Join(p, "\n"))
+	}
+}

@@ -93,7 +93,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	tmpl, err := template.New("").ParseFS(templateFS, "templates/*.html")
+	tmpl, err := template.New("").Funcs(template.FuncMap{"when": when}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
@@ -121,6 +121,12 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("GET /login", h.loginForm)
 		h.mux.HandleFunc("POST /login", h.login)
 		h.mux.HandleFunc("POST /logout", h.logout)
+		h.mux.HandleFunc("GET /search", h.search)
+		h.mux.HandleFunc("GET /entities/{id}", h.entity)
+		h.mux.HandleFunc("POST /entities/{id}", h.updateEntity)
+		h.mux.HandleFunc("POST /entities/{id}/{action}", h.archiveEntity)
+		h.mux.HandleFunc("GET /new", h.newEntityForm)
+		h.mux.HandleFunc("POST /new", h.createEntity)
 	}
 	return h, nil
 }
@@ -142,7 +148,9 @@ func orInt(n, def int) int {
 // Paths lists the mux patterns the handler owns, for mounting beside
 // other handlers (postgram-server mounts /api, /mcp and /health apart).
 func Paths() []string {
-	return []string{"GET /{$}", "GET /static/", "GET /favicon.ico", "GET /setup", "POST /setup", "GET /login", "POST /login", "POST /logout"}
+	return []string{"GET /{$}", "GET /static/", "GET /favicon.ico", "GET /setup", "POST /setup", "GET /login", "POST /login",
+		"POST /logout", "GET /search", "GET /entities/{id}", "POST /entities/{id}", "POST /entities/{id}/{action}",
+		"GET /new", "POST /new"}
 }
 
 // ServeHTTP sets the security headers and dispatches.
