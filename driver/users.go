@@ -31,6 +31,10 @@ type User struct {
 	Role         UserRole
 	// KeyID binds a member to the API key whose principal it acts as.
 	KeyID string
+	// TOTPSecret is the base32 secret of the second factor ("" when off);
+	// Recovery holds the hex SHA-256 of each unused recovery code.
+	TOTPSecret string
+	Recovery   []string
 	// FailedLogins counts failed sign-ins since the last success;
 	// LockedUntil, when in the future, refuses every sign-in.
 	FailedLogins int
@@ -58,8 +62,16 @@ type UserStorage interface {
 	// ErrNotFound.
 	UserByName(ctx context.Context, name string) (*User, error)
 	UserByID(ctx context.Context, id uuid.UUID) (*User, error)
-	// CountUsers counts the users (0 before onboarding).
+	// CountUsers counts the users (0 before onboarding); ListUsers lists
+	// them by name.
 	CountUsers(ctx context.Context) (int, error)
+	ListUsers(ctx context.Context) ([]*User, error)
+	// UpdateUser replaces u's password hash, role, key, second factor and
+	// recovery codes (not its sign-in state). DeleteUser removes a user
+	// and its sessions. Both return an error wrapping ErrNotFound for an
+	// unknown user.
+	UpdateUser(ctx context.Context, u *User) error
+	DeleteUser(ctx context.Context, id uuid.UUID) error
 	// SetLoginState records a sign-in attempt's outcome on user id.
 	SetLoginState(ctx context.Context, id uuid.UUID, failed int, lockedUntil, lastLogin *time.Time) error
 	// CreateSession stores s.

@@ -12,12 +12,12 @@ import (
 	"github.com/postgram-go/postgram/driver"
 )
 
-const userCols = `id, name, password_hash, role, key_id, failed_logins, locked_until, last_login_at, created_at`
+const userCols = `id, name, password_hash, role, key_id, totp_secret, recovery, failed_logins, locked_until, last_login_at, created_at`
 
 // CreateUser implements driver.UserStorage.
 func (s *Store) CreateUser(ctx context.Context, u *driver.User) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO web_users (`+userCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		u.ID, u.Name, u.PasswordHash, u.Role, u.KeyID, u.FailedLogins, u.LockedUntil, u.LastLoginAt, u.CreatedAt)
+	_, err := s.pool.Exec(ctx, `INSERT INTO web_users (`+userCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		u.ID, u.Name, u.PasswordHash, u.Role, u.KeyID, u.TOTPSecret, nonNil(u.Recovery), u.FailedLogins, u.LockedUntil, u.LastLoginAt, u.CreatedAt)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("postgres: create user %q: %w: the name is taken", u.Name, driver.ErrConflict)
 	}
@@ -27,17 +27,32 @@ func (s *Store) CreateUser(ctx context.Context, u *driver.User) error {
 	return nil
 }
 
-func (s *Store) userWhere(ctx context.Context, what, where string, arg any) (*driver.User, error) {
+func nonNil(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
+}
+
+func scanUser(row pgx.Row) (*driver.User, error) {
 	var u driver.User
-	err := s.pool.QueryRow(ctx, "SELECT "+userCols+" FROM web_users WHERE "+where, arg).Scan(&u.ID, &u.Name,
-		&u.PasswordHash, &u.Role, &u.KeyID, &u.FailedLogins, &u.LockedUntil, &u.LastLoginAt, &u.CreatedAt)
+	err := row.Scan(&u.ID, &u.Name, &u.PasswordHash, &u.Role, &u.KeyID, &u.TOTPSecret, &u.Recovery, &u.FailedLogins,
+		&u.LockedUntil, &u.LastLoginAt, &u.CreatedAt)
+	if len(u.Recovery) == 0 {
+		u.Recovery = nil
+	}
+	return &u, err
+}
+
+func (s *Store) userWhere(ctx context.Context, what, where string, arg any) (*driver.User, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx, "SELECT "+userCols+" FROM web_users WHERE "+where, arg))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("user %s: %w", what, driver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read user: %w", mapErr(err))
 	}
-	return &u, nil
+	return u, nil
 }
 
 // UserByName implements driver.UserStorage.
@@ -59,17 +74,46 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// SetLoginState implements driver.UserStorage.
-func (s *Store) SetLoginState(ctx context.Context, id uuid.UUID, failed int, lockedUntil, lastLogin *time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE web_users SET failed_logins = $2, locked_until = $3,
-		last_login_at = coalesce($4, last_login_at) WHERE id = $1`, id, failed, lockedUntil, lastLogin)
+// ListUsers implements driver.UserStorage.
+func (s *Store) ListUsers(ctx context.Context) ([]*driver.User, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+userCols+" FROM web_users ORDER BY name")
 	if err != nil {
-		return fmt.Errorf("postgres: record sign-in: %w", mapErr(err))
+		return nil, fmt.Errorf("postgres: list users: %w", mapErr(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*driver.User, error) { return scanUser(r) })
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list users: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// UpdateUser implements driver.UserStorage.
+func (s *Store) UpdateUser(ctx context.Context, u *driver.User) error {
+	return s.userExec(ctx, "update user", u.ID, `UPDATE web_users SET password_hash = $2, role = $3, key_id = $4,
+		totp_secret = $5, recovery = $6 WHERE id = $1`, u.ID, u.PasswordHash, u.Role, u.KeyID, u.TOTPSecret, nonNil(u.Recovery))
+}
+
+// DeleteUser implements driver.UserStorage.
+func (s *Store) DeleteUser(ctx context.Context, id uuid.UUID) error {
+	return s.userExec(ctx, "delete user", id, "DELETE FROM web_users WHERE id = $1", id)
+}
+
+// userExec runs one statement on user id's row; no row is ErrNotFound.
+func (s *Store) userExec(ctx context.Context, what string, id uuid.UUID, q string, args ...any) error {
+	tag, err := s.pool.Exec(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("postgres: %s: %w", what, mapErr(err))
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("user %s: %w", id, driver.ErrNotFound)
 	}
 	return nil
+}
+
+// SetLoginState implements driver.UserStorage.
+func (s *Store) SetLoginState(ctx context.Context, id uuid.UUID, failed int, lockedUntil, lastLogin *time.Time) error {
+	return s.userExec(ctx, "record sign-in", id, `UPDATE web_users SET failed_logins = $2, locked_until = $3,
+		last_login_at = coalesce($4, last_login_at) WHERE id = $1`, id, failed, lockedUntil, lastLogin)
 }
 
 // CreateSession implements driver.UserStorage.

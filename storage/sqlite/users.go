@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,15 +13,21 @@ import (
 	"github.com/postgram-go/postgram/driver"
 )
 
-const userCols = `id, name, password_hash, role, key_id, failed_logins, locked_until, last_login_at, created_at`
+const userCols = `id, name, password_hash, role, key_id, totp_secret, recovery, failed_logins, locked_until, last_login_at, created_at`
 
-func scanUser(row rowScanner) (*driver.User, error) {
+func scanUser(row interface{ Scan(...any) error }) (*driver.User, error) {
 	var u driver.User
 	var id string
 	var locked, last sql.NullInt64
 	var created int64
-	if err := row.Scan(&id, &u.Name, &u.PasswordHash, &u.Role, &u.KeyID, &u.FailedLogins, &locked, &last, &created); err != nil {
+	var recovery string
+	if err := row.Scan(&id, &u.Name, &u.PasswordHash, &u.Role, &u.KeyID, &u.TOTPSecret, &recovery, &u.FailedLogins, &locked, &last, &created); err != nil {
 		return nil, err
+	}
+	if recovery != "[]" {
+		if err := json.Unmarshal([]byte(recovery), &u.Recovery); err != nil {
+			return nil, fmt.Errorf("recovery codes of user %s: %w", id, err)
+		}
 	}
 	var err error
 	if u.ID, err = uuid.Parse(id); err != nil {
@@ -42,8 +49,8 @@ func timeOrNil(v sql.NullInt64) *time.Time {
 // CreateUser implements driver.UserStorage.
 func (s *Store) CreateUser(ctx context.Context, u *driver.User) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO web_users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			u.ID.String(), u.Name, u.PasswordHash, u.Role, u.KeyID, u.FailedLogins,
+		_, err := tx.ExecContext(ctx, `INSERT INTO web_users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			u.ID.String(), u.Name, u.PasswordHash, u.Role, u.KeyID, u.TOTPSecret, stringsJSON(u.Recovery), u.FailedLogins,
 			microsOrNil(u.LockedUntil), microsOrNil(u.LastLoginAt), micros(u.CreatedAt))
 		return err
 	})
@@ -86,12 +93,42 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// SetLoginState implements driver.UserStorage.
-func (s *Store) SetLoginState(ctx context.Context, id uuid.UUID, failed int, lockedUntil, lastLogin *time.Time) error {
+// ListUsers implements driver.UserStorage.
+func (s *Store) ListUsers(ctx context.Context) ([]*driver.User, error) {
+	rows, err := s.query(ctx, "SELECT "+userCols+" FROM web_users ORDER BY name")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list users: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []*driver.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list users: %w", err)
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list users: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// UpdateUser implements driver.UserStorage.
+func (s *Store) UpdateUser(ctx context.Context, u *driver.User) error {
+	return s.userExec(ctx, "update user", u.ID, `UPDATE web_users SET password_hash = ?, role = ?, key_id = ?, totp_secret = ?,
+		recovery = ? WHERE id = ?`, u.PasswordHash, u.Role, u.KeyID, u.TOTPSecret, stringsJSON(u.Recovery), u.ID.String())
+}
+
+// DeleteUser implements driver.UserStorage.
+func (s *Store) DeleteUser(ctx context.Context, id uuid.UUID) error {
+	return s.userExec(ctx, "delete user", id, "DELETE FROM web_users WHERE id = ?", id.String())
+}
+
+// userExec runs one statement on user id's row; no row is ErrNotFound.
+func (s *Store) userExec(ctx context.Context, what string, id uuid.UUID, q string, args ...any) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE web_users SET failed_logins = ?, locked_until = ?,
-			last_login_at = coalesce(?, last_login_at) WHERE id = ?`,
-			failed, microsOrNil(lockedUntil), microsOrNil(lastLogin), id.String())
+		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -101,9 +138,15 @@ func (s *Store) SetLoginState(ctx context.Context, id uuid.UUID, failed int, loc
 		return nil
 	})
 	if err != nil && !errors.Is(err, driver.ErrNotFound) {
-		return fmt.Errorf("sqlite: record sign-in: %w", mapErr(err))
+		return fmt.Errorf("sqlite: %s: %w", what, mapErr(err))
 	}
 	return err
+}
+
+// SetLoginState implements driver.UserStorage.
+func (s *Store) SetLoginState(ctx context.Context, id uuid.UUID, failed int, lockedUntil, lastLogin *time.Time) error {
+	return s.userExec(ctx, "record sign-in", id, `UPDATE web_users SET failed_logins = ?, locked_until = ?,
+		last_login_at = coalesce(?, last_login_at) WHERE id = ?`, failed, microsOrNil(lockedUntil), microsOrNil(lastLogin), id.String())
 }
 
 // CreateSession implements driver.UserStorage.

@@ -94,4 +94,39 @@ func testUsers(t *testing.T, open Opener) {
 	if _, err := st.SessionByHash(ctx, hashes[0]); !errors.Is(err, driver.ErrNotFound) {
 		t.Fatalf("session after sign-out everywhere: %v", err)
 	}
+
+	// Update keeps the sign-in state and replaces the rest.
+	bo.PasswordHash, bo.Role, bo.KeyID = "z", driver.UserAdmin, ""
+	bo.TOTPSecret, bo.Recovery = "JBSWY3DPEHPK3PXP", []string{"h1", "h2"}
+	if err := st.UpdateUser(ctx, bo); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = st.UserByID(ctx, bo.ID)
+	if d := cmp.Diff(bo, got); d != "" {
+		t.Fatalf("after UpdateUser (-want +got):\n%s", d)
+	}
+	if err := st.UpdateUser(ctx, &driver.User{ID: uuid.New(), Role: driver.UserMember}); !errors.Is(err, driver.ErrNotFound) {
+		t.Fatalf("updating an unknown user: %v", err)
+	}
+	list, err := st.ListUsers(ctx)
+	if err != nil || len(list) != 2 || list[0].Name != "ada" || list[1].Name != "bo" {
+		t.Fatalf("ListUsers = %v, %v", list, err)
+	}
+	// Deleting a user ends its sessions.
+	s3 := &driver.WebSession{TokenHash: uuid.NewString(), UserID: bo.ID, CSRF: "c", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := st.CreateSession(ctx, s3); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteUser(ctx, bo.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SessionByHash(ctx, s3.TokenHash); !errors.Is(err, driver.ErrNotFound) {
+		t.Fatalf("a deleted user's session: %v", err)
+	}
+	if err := st.DeleteUser(ctx, bo.ID); !errors.Is(err, driver.ErrNotFound) {
+		t.Fatalf("deleting twice: %v", err)
+	}
+	if n, _ := st.CountUsers(ctx); n != 1 {
+		t.Fatalf("CountUsers after delete = %d", n)
+	}
 }
