@@ -223,7 +223,8 @@ func (s *signIn) createFirstAdmin(ctx context.Context, key, name, pw, confirm st
 
 // login checks a name and password. It returns the user, or a message
 // that does not tell whether the name exists (unless it is locked).
-func (s *signIn) login(ctx context.Context, name, pw string) (*driver.User, string, error) {
+func (s *signIn) login(r *http.Request, name, pw, code string) (*driver.User, string, error) {
+	ctx := r.Context()
 	const wrong = "wrong name or password"
 	if name == "" || len(pw) > maxPasswordLen {
 		return nil, wrong, nil
@@ -244,6 +245,13 @@ func (s *signIn) login(ctx context.Context, name, pw string) (*driver.User, stri
 	if err != nil {
 		return nil, "", err
 	}
+	msg := wrong
+	if ok && u.TOTPSecret != "" {
+		if ok, err = s.secondFactor(r, u, code); err != nil {
+			return nil, "", err
+		}
+		msg = "code: enter the current code from your authenticator app, or a recovery code"
+	}
 	if !ok {
 		failed := u.FailedLogins + 1
 		var lock *time.Time
@@ -254,7 +262,7 @@ func (s *signIn) login(ctx context.Context, name, pw string) (*driver.User, stri
 		if err := s.users.SetLoginState(ctx, u.ID, failed, lock, nil); err != nil {
 			return nil, "", err
 		}
-		return nil, wrong, nil
+		return nil, msg, nil
 	}
 	if err := s.users.SetLoginState(ctx, u.ID, 0, nil, &now); err != nil {
 		return nil, "", err

@@ -127,6 +127,14 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("POST /entities/{id}/{action}", h.archiveEntity)
 		h.mux.HandleFunc("GET /new", h.newEntityForm)
 		h.mux.HandleFunc("POST /new", h.createEntity)
+		h.mux.HandleFunc("GET /users", h.usersList)
+		h.mux.HandleFunc("POST /users", h.createUser)
+		h.mux.HandleFunc("POST /users/{id}/delete", h.deleteUser)
+		h.mux.HandleFunc("GET /account", h.account)
+		h.mux.HandleFunc("POST /account/password", h.changePassword)
+		h.mux.HandleFunc("POST /account/totp", h.totpStart)
+		h.mux.HandleFunc("POST /account/totp/enable", h.totpEnable)
+		h.mux.HandleFunc("POST /account/totp/disable", h.totpDisable)
 	}
 	return h, nil
 }
@@ -150,7 +158,8 @@ func orInt(n, def int) int {
 func Paths() []string {
 	return []string{"GET /{$}", "GET /static/", "GET /favicon.ico", "GET /setup", "POST /setup", "GET /login", "POST /login",
 		"POST /logout", "GET /search", "GET /entities/{id}", "POST /entities/{id}", "POST /entities/{id}/{action}",
-		"GET /new", "POST /new"}
+		"GET /new", "POST /new", "GET /users", "POST /users", "POST /users/{id}/delete", "GET /account",
+		"POST /account/password", "POST /account/totp", "POST /account/totp/enable", "POST /account/totp/disable"}
 }
 
 // ServeHTTP sets the security headers and dispatches.
@@ -291,7 +300,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, "login.html", p)
 		return
 	}
-	u, msg, err := h.auth.login(r.Context(), name, r.PostFormValue("password"))
+	u, msg, err := h.auth.login(r, name, r.PostFormValue("password"), r.PostFormValue("code"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
