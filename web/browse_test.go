@@ -129,22 +129,9 @@ func TestBrowseAsMember(t *testing.T) {
 	s := newSite(t)
 	s.setup(s.browser(), "ada", "correct horse battery")
 	e := s.store1("The release train leaves every second Tuesday.", postgram.TypeMemory)
-	keys, err := s.admin.ListKeys(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reader string
-	for _, k := range keys {
-		if k.Name == "reader" {
-			reader = k.ID.String()
-		}
-	}
-	hash, err := hashPassword(PasswordParams{MemoryKiB: 1024, Time: 1, Threads: 1}, "member password!")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.store.CreateUser(context.Background(), &driver.User{ID: uuid.New(), Name: "rita", PasswordHash: hash,
-		Role: driver.UserMember, KeyID: reader, CreatedAt: s.clock.now()}); err != nil {
+	u := memberUser(t, s, "rita")
+	reader := u.KeyID
+	if err := s.store.CreateUser(context.Background(), u); err != nil {
 		t.Fatal(err)
 	}
 	b := s.browser()
@@ -168,4 +155,25 @@ func TestBrowseAsMember(t *testing.T) {
 	if code, _, body := s.get(b, "/search?q=release"); code != http.StatusForbidden || !strings.Contains(body, "revoked") {
 		t.Fatalf("member after revocation: %d\n%s", code, body)
 	}
+}
+
+// memberUser returns a member named name, password "member password!",
+// bound to the site's read-only key.
+func memberUser(t *testing.T, s *site, name string) *driver.User {
+	t.Helper()
+	keys, err := s.admin.ListKeys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reader string
+	for _, k := range keys {
+		if k.Name == "reader" {
+			reader = k.ID.String()
+		}
+	}
+	hash, err := hashPassword(PasswordParams{MemoryKiB: 1024, Time: 1, Threads: 1}, "member password!")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &driver.User{ID: uuid.New(), Name: name, PasswordHash: hash, Role: driver.UserMember, KeyID: reader, CreatedAt: s.clock.now()}
 }

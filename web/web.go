@@ -93,7 +93,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	tmpl, err := template.New("").Funcs(template.FuncMap{"when": when}).ParseFS(templateFS, "templates/*.html")
+	tmpl, err := template.New("").Funcs(template.FuncMap{"when": when, "bytes": bytesHuman}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
@@ -135,6 +135,11 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("POST /account/totp", h.totpStart)
 		h.mux.HandleFunc("POST /account/totp/enable", h.totpEnable)
 		h.mux.HandleFunc("POST /account/totp/disable", h.totpDisable)
+		h.mux.HandleFunc("GET /admin", h.console)
+		h.mux.HandleFunc("GET /admin/keys", h.keys)
+		h.mux.HandleFunc("POST /admin/keys", h.createKey)
+		h.mux.HandleFunc("POST /admin/keys/{id}/revoke", h.revokeKey)
+		h.mux.HandleFunc("GET /admin/audit", h.auditLog)
 	}
 	return h, nil
 }
@@ -159,7 +164,8 @@ func Paths() []string {
 	return []string{"GET /{$}", "GET /static/", "GET /favicon.ico", "GET /setup", "POST /setup", "GET /login", "POST /login",
 		"POST /logout", "GET /search", "GET /entities/{id}", "POST /entities/{id}", "POST /entities/{id}/{action}",
 		"GET /new", "POST /new", "GET /users", "POST /users", "POST /users/{id}/delete", "GET /account",
-		"POST /account/password", "POST /account/totp", "POST /account/totp/enable", "POST /account/totp/disable"}
+		"POST /account/password", "POST /account/totp", "POST /account/totp/enable", "POST /account/totp/disable",
+		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit"}
 }
 
 // ServeHTTP sets the security headers and dispatches.
