@@ -251,3 +251,19 @@ func TestBrowserSearchAsYouTypeAndEdit(t *testing.T) {
 		t.Errorf("the pages logged errors:\n%s", strings.Join(p, "\n"))
 	}
 }
+
+// signInBrowser onboards ada in the browser of ctx.
+func signInBrowser(t *testing.T, ctx context.Context, s *site) {
+	t.Helper()
+	at := chromedp.Poll[chromedp.Void](`document.readyState === "complete" && document.querySelector('input[name="admin_key"]') !== null`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.srv.URL+"/setup"), at,
+		chromedp.SendKeys(chromedp.CSS(`input[name="admin_key"]`), s.adminKey),
+		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "ada"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "correct horse battery"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="confirm"]`), "correct horse battery")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.RunResponse(ctx, chromedp.Submit(chromedp.CSS(`form[action="/setup"]`))); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -140,6 +140,8 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("POST /admin/keys", h.createKey)
 		h.mux.HandleFunc("POST /admin/keys/{id}/revoke", h.revokeKey)
 		h.mux.HandleFunc("GET /admin/audit", h.auditLog)
+		h.mux.HandleFunc("GET /entities/{id}/graph", h.graph)
+		h.mux.HandleFunc("GET /entities/{id}/graph.json", h.graphData)
 	}
 	return h, nil
 }
@@ -165,7 +167,8 @@ func Paths() []string {
 		"POST /logout", "GET /search", "GET /entities/{id}", "POST /entities/{id}", "POST /entities/{id}/{action}",
 		"GET /new", "POST /new", "GET /users", "POST /users", "POST /users/{id}/delete", "GET /account",
 		"POST /account/password", "POST /account/totp", "POST /account/totp/enable", "POST /account/totp/disable",
-		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit"}
+		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit",
+		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json"}
 }
 
 // ServeHTTP sets the security headers and dispatches.

@@ -77,6 +77,21 @@ func TestVendoredHTMXIsPinned(t *testing.T) {
 	}
 }
 
+func TestVendoredCytoscapeIsPinned(t *testing.T) {
+	t.Parallel()
+	res, body := get(t, newHandler(t), "/static/vendor/cytoscape-"+CytoscapeVersion+".min.js")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("cytoscape: %d", res.StatusCode)
+	}
+	sum := sha256.Sum256([]byte(body))
+	if got, want := hex.EncodeToString(sum[:]), "71fa9ebec21a7ca2c40cff6aacc30d1f6464e363662ad4b2c197e1adc770cd94"; got != want {
+		t.Errorf("cytoscape sha256 = %s, want %s (update static/vendor/README.md when upgrading)", got, want)
+	}
+	if res, _ := get(t, newHandler(t), "/static/vendor/cytoscape-LICENSE"); res.StatusCode != http.StatusOK {
+		t.Errorf("cytoscape licence not served: %d", res.StatusCode)
+	}
+}
+
 func TestUnknownPathIs404(t *testing.T) {
 	t.Parallel()
 	if res, _ := get(t, newHandler(t), "/api-not-here"); res.StatusCode != http.StatusNotFound {
