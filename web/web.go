@@ -142,6 +142,9 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("GET /admin/audit", h.auditLog)
 		h.mux.HandleFunc("GET /entities/{id}/graph", h.graph)
 		h.mux.HandleFunc("GET /entities/{id}/graph.json", h.graphData)
+		h.mux.HandleFunc("GET /tasks", h.tasks)
+		h.mux.HandleFunc("POST /tasks", h.createTask)
+		h.mux.HandleFunc("POST /tasks/{id}/move", h.moveTask)
 	}
 	return h, nil
 }
@@ -168,7 +171,7 @@ func Paths() []string {
 		"GET /new", "POST /new", "GET /users", "POST /users", "POST /users/{id}/delete", "GET /account",
 		"POST /account/password", "POST /account/totp", "POST /account/totp/enable", "POST /account/totp/disable",
 		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit",
-		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json"}
+		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json", "GET /tasks", "POST /tasks", "POST /tasks/{id}/move"}
 }
 
 // ServeHTTP sets the security headers and dispatches.
