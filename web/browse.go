@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"net/http"
 	"slices"
 	"strings"
@@ -174,6 +175,8 @@ type entityPage struct {
 	Statuses     []postgram.Status
 	Visibilities []postgram.Visibility
 	Types        []postgram.EntityType
+	// Rendered is the content as sanitized Markdown.
+	Rendered template.HTML
 	// Conflict: the stored entity changed; Mine is the text the user sent.
 	Conflict bool
 	Mine     string
@@ -187,7 +190,7 @@ func (h *Handler) userPage(title string, cur *current) page {
 }
 
 func (h *Handler) entityView(cur *current, e *postgram.Entity) entityPage {
-	p := entityPage{page: h.userPage(postgram.DisplayName(e), cur), E: e, Name: postgram.DisplayName(e),
+	p := entityPage{page: h.userPage(postgram.DisplayName(e), cur), E: e, Name: postgram.DisplayName(e), Rendered: h.md.render(e.Content),
 		Tags: strings.Join(e.Tags, ", "), Statuses: postgram.Statuses, Visibilities: postgram.Visibilities, Types: postgram.EntityTypes}
 	if len(e.Metadata) > 0 {
 		keys := make([]string, 0, len(e.Metadata))
