@@ -147,6 +147,8 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("GET /tasks", h.tasks)
 		h.mux.HandleFunc("POST /tasks", h.createTask)
 		h.mux.HandleFunc("POST /tasks/{id}/move", h.moveTask)
+		h.mux.HandleFunc("GET /memory", h.memory)
+		h.mux.HandleFunc("POST /memory/groom", h.groomArchive)
 	}
 	return h, nil
 }
@@ -173,7 +175,8 @@ func Paths() []string {
 		"GET /new", "POST /new", "GET /users", "POST /users", "POST /users/{id}/delete", "GET /account",
 		"POST /account/password", "POST /account/totp", "POST /account/totp/enable", "POST /account/totp/disable",
 		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit",
-		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json", "GET /tasks", "POST /tasks", "POST /tasks/{id}/move"}
+		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json", "GET /tasks", "POST /tasks", "POST /tasks/{id}/move",
+		"GET /memory", "POST /memory/groom"}
 }
 
 // ServeHTTP sets the security headers and dispatches.
