@@ -20,6 +20,7 @@
 package web
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"html/template"
@@ -74,17 +75,23 @@ type Config struct {
 	SecureCookies bool
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// Settings are shown read-only in the admin console (secrets already
+	// masked by the caller). Backups, when set, lists scheduled backups.
+	Settings []Setting
+	Backups  func(ctx context.Context) ([]BackupFile, error)
 }
 
 // Handler serves the web app. Create it with New.
 type Handler struct {
-	log     *slog.Logger
-	version string
-	tmpl    *template.Template
-	static  http.Handler
-	mux     *http.ServeMux
-	auth    *signIn // nil without Config.Users
-	md      *markdown
+	log      *slog.Logger
+	version  string
+	tmpl     *template.Template
+	static   http.Handler
+	mux      *http.ServeMux
+	auth     *signIn // nil without Config.Users
+	md       *markdown
+	settings []Setting
+	backups  backupLister
 }
 
 // New parses the embedded templates and returns the handler.
@@ -103,7 +110,7 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
 	}
-	h := &Handler{log: cfg.Logger, version: cfg.Version, tmpl: tmpl, md: newMarkdown(),
+	h := &Handler{log: cfg.Logger, version: cfg.Version, tmpl: tmpl, md: newMarkdown(), settings: cfg.Settings, backups: cfg.Backups,
 		static: http.StripPrefix("/static/", http.FileServerFS(sub)), mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /{$}", h.index)
 	h.mux.Handle("GET /static/", h.static)
@@ -149,6 +156,8 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("POST /tasks/{id}/move", h.moveTask)
 		h.mux.HandleFunc("GET /memory", h.memory)
 		h.mux.HandleFunc("POST /memory/groom", h.groomArchive)
+		h.mux.HandleFunc("GET /admin/maintenance", h.maintenance)
+		h.mux.HandleFunc("POST /admin/maintenance/prune", h.pruneEdges)
 	}
 	return h, nil
 }
@@ -176,7 +185,7 @@ func Paths() []string {
 		"POST /account/password", "POST /account/totp", "POST /account/totp/enable", "POST /account/totp/disable",
 		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit",
 		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json", "GET /tasks", "POST /tasks", "POST /tasks/{id}/move",
-		"GET /memory", "POST /memory/groom"}
+		"GET /memory", "POST /memory/groom", "GET /admin/maintenance", "POST /admin/maintenance/prune"}
 }
 
 // ServeHTTP sets the security headers and dispatches.

@@ -142,7 +142,21 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, admin, log))
 	mux.Handle("/mcp/", mcp.HTTPHandler(mcpSrv, admin, log))
 	mux.Handle("/", restSrv)
-	webH, err := web.New(web.Config{Logger: log, Version: version, Users: store, Admin: admin})
+	webCfg := web.Config{Logger: log, Version: version, Users: store, Admin: admin}
+	for _, st := range env.Settings() {
+		webCfg.Settings = append(webCfg.Settings, web.Setting{Name: st.Name, Value: st.Value})
+	}
+	if sched != nil {
+		webCfg.Backups = func(context.Context) ([]web.BackupFile, error) {
+			files, err := sched.List()
+			out := make([]web.BackupFile, len(files))
+			for i, f := range files {
+				out[i] = web.BackupFile{File: f.File, Bytes: f.Bytes, CreatedAt: f.CreatedAt}
+			}
+			return out, err
+		}
+	}
+	webH, err := web.New(webCfg)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,75 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+)
+
+// Setting is one configuration value as an operator may see it.
+type Setting struct{ Name, Value string }
+
+// secret shows whether a secret is set, never its value.
+func secret(v string) string {
+	if v == "" {
+		return "(not set)"
+	}
+	return "(set, hidden)"
+}
+
+// redactURL hides a URL's password (and any query parameter that may carry
+// one).
+func redactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(set, unparsable: hidden)"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "hidden")
+	}
+	q := u.Query()
+	for _, k := range []string{"password", "sslpassword", "apiKey", "api_key", "token"} {
+		if q.Has(k) {
+			q.Set(k, "hidden")
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Settings lists the server's effective configuration for the admin
+// console: secrets are shown as set or not set, URLs without their
+// passwords.
+func (e *Env) Settings() []Setting {
+	store := "embedded SQLite in " + e.DataDir
+	if e.DatabaseURL != "" {
+		store = "PostgreSQL"
+	}
+	return []Setting{
+		{"store", store},
+		{"DATABASE_URL", redactURL(e.DatabaseURL)},
+		{"POSTGRAM_WORKSPACE", e.Workspace},
+		{"listen", e.Addr()},
+		{"TLS", strconv.FormatBool(e.TLS())},
+		{"LOG_LEVEL", e.LogLevel.String()},
+		{"API_KEY_PEPPER", secret(e.KeyPepper)},
+		{"EMBEDDING_PROVIDER", e.EmbeddingProvider},
+		{"EMBEDDING_MODEL", e.EmbeddingModel},
+		{"EMBEDDING_DIMENSIONS", strconv.Itoa(e.EmbeddingDimensions)},
+		{"EMBEDDING_BASE_URL", redactURL(e.EmbeddingBaseURL)},
+		{"EMBEDDING_API_KEY", secret(e.EmbeddingAPIKey)},
+		{"EMBEDDING_TIMEOUT_MS", strconv.FormatInt(e.EmbeddingTimeout.Milliseconds(), 10)},
+		{"QUERY_EMBEDDING_CACHE_SIZE", strconv.Itoa(e.QueryCacheSize)},
+		{"QUERY_EMBEDDING_CACHE_SECRET", secret(e.QueryCacheSecret)},
+		{"ENRICHMENT_CONCURRENCY", strconv.Itoa(e.WorkerConcurrency)},
+		{"EXTRACTION_ENABLED", strconv.FormatBool(e.Extraction.Enabled)},
+		{"EXTRACTION_PROVIDER", e.Extraction.Provider},
+		{"EXTRACTION_MODEL", e.Extraction.Model},
+		{"EXTRACTION_BASE_URL", redactURL(e.Extraction.BaseURL)},
+		{"EXTRACTION_API_KEY", secret(e.Extraction.APIKey)},
+		{"EXTRACTION_TIMEOUT_MS", fmt.Sprint(e.Extraction.Timeout.Milliseconds())},
+	}
+}
