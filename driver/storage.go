@@ -72,6 +72,10 @@ type Storage interface {
 	// ChunksToEmbed returns, per entity among ids, its chunks that lack an
 	// embedding for modelID, in chunk order.
 	ChunksToEmbed(ctx context.Context, ws string, modelID int64, ids []uuid.UUID) (map[uuid.UUID][]ChunkInput, error)
+	// EntityVectors returns, for up to limit entities f admits (most
+	// recently updated first), the vector of the entity's first chunk under
+	// modelID; entities without one are left out.
+	EntityVectors(ctx context.Context, ws string, modelID int64, f EntityFilter, limit int) ([]EntityVector, error)
 	// CompleteEmbedding stores the vectors and marks each job's entity
 	// completed when its chunk generation is unchanged.
 	CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []EmbedResult) error
@@ -390,6 +394,12 @@ type Neighbor struct {
 	Entity    *Entity
 	Relation  string
 	Direction string // "outgoing" (seed is the source) or "incoming"
+}
+
+// EntityVector is an entity's representative vector (EntityVectors).
+type EntityVector struct {
+	EntityID uuid.UUID
+	Vector   []float32
 }
 
 // EmbedJob is an entity leased for embedding, with its chunks to embed.

@@ -158,6 +158,7 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("POST /memory/groom", h.groomArchive)
 		h.mux.HandleFunc("GET /admin/maintenance", h.maintenance)
 		h.mux.HandleFunc("POST /admin/maintenance/prune", h.pruneEdges)
+		h.mux.HandleFunc("GET /map", h.embeddingMap)
 	}
 	return h, nil
 }
@@ -185,7 +186,8 @@ func Paths() []string {
 		"POST /account/password", "POST /account/totp", "POST /account/totp/enable", "POST /account/totp/disable",
 		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit",
 		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json", "GET /tasks", "POST /tasks", "POST /tasks/{id}/move",
-		"GET /memory", "POST /memory/groom", "GET /admin/maintenance", "POST /admin/maintenance/prune"}
+		"GET /memory", "POST /memory/groom", "GET /admin/maintenance", "POST /admin/maintenance/prune",
+		"GET /map"}
 }
 
 // ServeHTTP sets the security headers and dispatches.

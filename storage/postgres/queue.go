@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -262,4 +263,27 @@ func (s *Store) PruneQueryEmbeddings(ctx context.Context, ws string, olderThan t
 		return 0, fmt.Errorf("postgres: prune query embeddings: %w", mapErr(err))
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// EntityVectors implements driver.Storage.
+func (s *Store) EntityVectors(ctx context.Context, ws string, modelID int64, f driver.EntityFilter, limit int) ([]driver.EntityVector, error) {
+	args := []any{ws, modelID}
+	where := filterSQL(f, &args)
+	args = append(args, limit)
+	rows, err := s.pool.Query(ctx, `SELECT e.id, c.embedding::real[] FROM entities e
+		JOIN chunks c ON c.workspace_id = e.workspace_id AND c.entity_id = e.id AND c.chunk_index = 0
+		WHERE e.workspace_id = $1 AND c.model_id = $2 AND c.embedding IS NOT NULL AND `+where+`
+		ORDER BY e.updated_at DESC, e.id LIMIT $`+strconv.Itoa(len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: entity vectors: %w", mapErr(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.EntityVector, error) {
+		var ev driver.EntityVector
+		err := r.Scan(&ev.EntityID, &ev.Vector)
+		return ev, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: entity vectors: %w", mapErr(err))
+	}
+	return out, nil
 }

@@ -346,3 +346,36 @@ func (s *Store) PruneQueryEmbeddings(ctx context.Context, ws string, olderThan t
 	}
 	return int(n), nil
 }
+
+// EntityVectors implements driver.Storage.
+func (s *Store) EntityVectors(ctx context.Context, ws string, modelID int64, f driver.EntityFilter, limit int) ([]driver.EntityVector, error) {
+	args := []any{modelID, ws}
+	where := filterSQL(f, &args)
+	args = append(args, limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT e.id, v.embedding FROM entities e
+		JOIN chunks c ON c.entity_rid = e.rid AND c.chunk_index = 0
+		JOIN chunk_embeddings v ON v.chunk_rid = c.rid AND v.model_id = ?
+		WHERE e.workspace_id = ? AND `+where+`
+		ORDER BY e.updated_at DESC, e.id LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: entity vectors: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []driver.EntityVector
+	for rows.Next() {
+		var id string
+		var blob []byte
+		if err := rows.Scan(&id, &blob); err != nil {
+			return nil, fmt.Errorf("sqlite: entity vectors: %w", err)
+		}
+		ev := driver.EntityVector{Vector: decodeVector(blob, nil)}
+		if ev.EntityID, err = uuid.Parse(id); err != nil {
+			return nil, fmt.Errorf("sqlite: entity vectors: %w", err)
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: entity vectors: %w", mapErr(err))
+	}
+	return out, nil
+}

@@ -167,3 +167,43 @@ func testFilterOneDefinition(t *testing.T, open Opener) {
 		}
 	}
 }
+
+// testEntityVectors covers the vectors behind the embedding map: one per
+// embedded entity the filter admits, newest first, at most limit.
+func testEntityVectors(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	a := e.store1(postgram.StoreInput{Type: postgram.TypeMemory, Content: "first note about maps"})
+	b := e.store1(postgram.StoreInput{Type: postgram.TypeDocument, Content: "second note about maps"})
+	e.store1(postgram.StoreInput{Type: postgram.TypeMemory, Content: "third note about maps"})
+	id, _, ok, err := e.store.ActiveModel(e.ctx)
+	if err != nil || !ok {
+		t.Fatalf("active model: %v %v", ok, err)
+	}
+	if vs, err := e.store.EntityVectors(e.ctx, postgram.DefaultWorkspace, id, driver.EntityFilter{}, 10); err != nil || len(vs) != 0 {
+		t.Fatalf("before enrichment: %d vectors, %v", len(vs), err)
+	}
+	e.enrich()
+	vs, err := e.store.EntityVectors(e.ctx, postgram.DefaultWorkspace, id, driver.EntityFilter{}, 10)
+	if err != nil || len(vs) != 3 || len(vs[0].Vector) != Dims {
+		t.Fatalf("EntityVectors: %d vectors, %v", len(vs), err)
+	}
+	vs, _ = e.store.EntityVectors(e.ctx, postgram.DefaultWorkspace, id, driver.EntityFilter{Types: []postgram.EntityType{postgram.TypeDocument}}, 10)
+	if len(vs) != 1 || vs[0].EntityID != b.ID {
+		t.Fatalf("filtered by type: %v", vs)
+	}
+	if vs, _ = e.store.EntityVectors(e.ctx, postgram.DefaultWorkspace, id, driver.EntityFilter{}, 2); len(vs) != 2 {
+		t.Fatalf("limit 2: %d", len(vs))
+	}
+	if _, err := e.c.Delete(e.ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	vs, _ = e.store.EntityVectors(e.ctx, postgram.DefaultWorkspace, id, driver.EntityFilter{}, 10)
+	for _, v := range vs {
+		if v.EntityID == a.ID {
+			t.Fatal("an archived entity is on the map")
+		}
+	}
+	if _, err := e.store.EntityVectors(e.ctx, "other", id, driver.EntityFilter{}, 10); err != nil {
+		t.Fatal(err)
+	}
+}

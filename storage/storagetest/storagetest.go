@@ -41,6 +41,7 @@ func Run(t *testing.T, open Opener) {
 		{"BulkArchive", testBulkArchive},
 		{"ListFiltersAndPaging", testList},
 		{"FilterOneDefinition", testFilterOneDefinition}, // filter.go
+		{"EntityVectors", testEntityVectors},             // filter.go
 		{"WorkspaceIsolation", testWorkspaceIsolation},
 		{"Principal", testPrincipal},
 		{"KeywordImmediately", testKeywordImmediately},
