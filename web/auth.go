@@ -19,6 +19,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/web/password"
 )
 
 // Cookie names. The session cookie holds a random token whose SHA-256 is
@@ -34,7 +35,7 @@ const (
 type signIn struct {
 	users      driver.UserStorage
 	admin      *postgram.Admin
-	params     PasswordParams
+	params     password.Params
 	ttl        time.Duration
 	maxFail    int
 	lockFor    time.Duration
@@ -160,14 +161,12 @@ func validName(name string) error {
 	return nil
 }
 
-// validPassword checks a new password.
+// validPassword checks a new password and its confirmation.
 func validPassword(pw, confirm string) error {
-	switch n := utf8.RuneCountInString(pw); {
-	case n < MinPasswordLen:
-		return fmt.Errorf("password: at least %d characters", MinPasswordLen)
-	case len(pw) > maxPasswordLen:
-		return fmt.Errorf("password: at most %d bytes", maxPasswordLen)
-	case pw != confirm:
+	if err := password.Valid(pw); err != nil {
+		return err
+	}
+	if pw != confirm {
 		return errors.New("confirm: the two passwords differ")
 	}
 	return nil
@@ -206,7 +205,7 @@ func (s *signIn) createFirstAdmin(ctx context.Context, key, name, pw, confirm st
 	if err := validPassword(pw, confirm); err != nil {
 		return nil, err.Error()
 	}
-	hash, err := hashPassword(s.params, pw)
+	hash, err := password.Hash(s.params, pw)
 	if err != nil {
 		return nil, "the password could not be hashed; try again"
 	}
@@ -226,7 +225,7 @@ func (s *signIn) createFirstAdmin(ctx context.Context, key, name, pw, confirm st
 func (s *signIn) login(r *http.Request, name, pw, code string) (*driver.User, string, error) {
 	ctx := r.Context()
 	const wrong = "wrong name or password"
-	if name == "" || len(pw) > maxPasswordLen {
+	if name == "" || len(pw) > password.MaxLen {
 		return nil, wrong, nil
 	}
 	u, err := s.users.UserByName(ctx, name)
@@ -241,7 +240,7 @@ func (s *signIn) login(r *http.Request, name, pw, code string) (*driver.User, st
 	if u.LockedUntil != nil && now.Before(*u.LockedUntil) {
 		return nil, fmt.Sprintf("too many failed sign-ins: this account is locked until %s UTC", u.LockedUntil.UTC().Format("15:04")), nil
 	}
-	ok, err := checkPassword(u.PasswordHash, pw)
+	ok, err := password.Check(u.PasswordHash, pw)
 	if err != nil {
 		return nil, "", err
 	}
@@ -272,9 +271,9 @@ func (s *signIn) login(r *http.Request, name, pw, code string) (*driver.User, st
 
 // burnDummy spends a password check's time on an unknown name.
 func (s *signIn) burnDummy(pw string) {
-	s.dummyOnce.Do(func() { s.dummyHash, s.dummyError = hashPassword(s.params, randomToken()) })
+	s.dummyOnce.Do(func() { s.dummyHash, s.dummyError = password.Hash(s.params, randomToken()) })
 	if s.dummyError == nil {
-		_, _ = checkPassword(s.dummyHash, pw)
+		_, _ = password.Check(s.dummyHash, pw)
 	}
 }
 

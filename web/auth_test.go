@@ -17,6 +17,7 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/providers/hashing"
 	"github.com/postgram-go/postgram/storage/sqlite"
+	"github.com/postgram-go/postgram/web/password"
 )
 
 // site is a web handler on a real SQLite store, served over HTTP, with a
@@ -69,7 +70,7 @@ func newSite(t *testing.T) *site {
 	}
 	clk := &clock{t: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)}
 	h, err := New(Config{Version: "test", Users: st, Admin: admin, Now: clk.now,
-		Password: PasswordParams{MemoryKiB: 1024, Time: 1, Threads: 1}, MaxFailuresPerIP: 1000})
+		Password: password.Params{MemoryKiB: 1024, Time: 1, Threads: 1}, MaxFailuresPerIP: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,25 +280,25 @@ func TestSessionsExpire(t *testing.T) {
 
 func TestPasswordHash(t *testing.T) {
 	t.Parallel()
-	p := PasswordParams{MemoryKiB: 1024, Time: 1, Threads: 1}
-	h, err := hashPassword(p, "correct horse battery")
+	p := password.Params{MemoryKiB: 1024, Time: 1, Threads: 1}
+	h, err := password.Hash(p, "correct horse battery")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(h, "$argon2id$v=19$m=1024,t=1,p=1$") {
 		t.Fatalf("hash %q", h)
 	}
-	if h2, _ := hashPassword(p, "correct horse battery"); h2 == h {
+	if h2, _ := password.Hash(p, "correct horse battery"); h2 == h {
 		t.Fatal("two hashes of one password are equal: no salt")
 	}
 	for pw, want := range map[string]bool{"correct horse battery": true, "correct horse batterY": false, "": false} {
-		if ok, err := checkPassword(h, pw); err != nil || ok != want {
-			t.Errorf("checkPassword(%q) = %v, %v; want %v", pw, ok, err, want)
+		if ok, err := password.Check(h, pw); err != nil || ok != want {
+			t.Errorf("password.Check(%q) = %v, %v; want %v", pw, ok, err, want)
 		}
 	}
 	for _, bad := range []string{"", "plain", "$argon2i$v=19$m=1,t=1,p=1$c2FsdA$aGFzaA", "$argon2id$v=19$m=99999999,t=1,p=1$c2FsdA$aGFzaA",
 		"$argon2id$v=19$m=1024,t=1,p=1$!!$aGFzaA"} {
-		if _, err := checkPassword(bad, "x"); err == nil {
+		if _, err := password.Check(bad, "x"); err == nil {
 			t.Errorf("checkPassword accepted the hash %q", bad)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/providers/hashing"
 	"github.com/postgram-go/postgram/storage/sqlite"
+	"github.com/postgram-go/postgram/web/password"
 )
 
 // BenchmarkPages renders the signed-in pages server-side over a store of
@@ -55,7 +56,7 @@ func BenchmarkPages(b *testing.B) {
 	if _, err := admin.EnrichPending(ctx); err != nil {
 		b.Fatal(err)
 	}
-	h, err := New(Config{Users: st, Admin: admin, Password: PasswordParams{MemoryKiB: 1024, Time: 1, Threads: 1}})
+	h, err := New(Config{Users: st, Admin: admin, Password: password.Params{MemoryKiB: 1024, Time: 1, Threads: 1}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func BenchmarkPages(b *testing.B) {
 	var token string
 	{
 		key, _, _ := admin.CreateKey(ctx, postgram.KeySpec{Name: "boot", Scopes: postgram.AllScopes})
-		s := &signIn{users: st, admin: admin, now: time.Now, ttl: time.Hour, params: PasswordParams{MemoryKiB: 1024, Time: 1, Threads: 1}}
+		s := &signIn{users: st, admin: admin, now: time.Now, ttl: time.Hour, params: password.Params{MemoryKiB: 1024, Time: 1, Threads: 1}}
 		nu, msg := s.createFirstAdmin(ctx, key, "ada", "correct horse battery", "correct horse battery")
 		if nu == nil {
 			b.Fatal(msg)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/web/password"
 )
 
 // signedInAdmin onboards ada and returns her browser and the page's
@@ -171,7 +172,7 @@ func memberUser(t *testing.T, s *site, name string) *driver.User {
 			reader = k.ID.String()
 		}
 	}
-	hash, err := hashPassword(PasswordParams{MemoryKiB: 1024, Time: 1, Threads: 1}, "member password!")
+	hash, err := password.Hash(password.Params{MemoryKiB: 1024, Time: 1, Threads: 1}, "member password!")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/web/password"
 )
 
 // User management (admins) and a user's own account: password change and
@@ -127,7 +128,7 @@ func (h *Handler) createUser(w http.ResponseWriter, r *http.Request) {
 		bad("role: one of admin, member")
 		return
 	}
-	hash, err := hashPassword(h.auth.params, r.PostFormValue("password"))
+	hash, err := password.Hash(h.auth.params, r.PostFormValue("password"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -215,7 +216,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if ok, err := checkPassword(cur.user.PasswordHash, r.PostFormValue("current")); err != nil || !ok {
+	if ok, err := password.Check(cur.user.PasswordHash, r.PostFormValue("current")); err != nil || !ok {
 		h.accountError(w, r, cur, http.StatusBadRequest, "current: not your password")
 		return
 	}
@@ -223,7 +224,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) {
 		h.accountError(w, r, cur, http.StatusBadRequest, err.Error())
 		return
 	}
-	hash, err := hashPassword(h.auth.params, r.PostFormValue("password"))
+	hash, err := password.Hash(h.auth.params, r.PostFormValue("password"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -298,7 +299,7 @@ func (h *Handler) totpDisable(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if ok, err := checkPassword(cur.user.PasswordHash, r.PostFormValue("current")); err != nil || !ok {
+	if ok, err := password.Check(cur.user.PasswordHash, r.PostFormValue("current")); err != nil || !ok {
 		h.accountError(w, r, cur, http.StatusBadRequest, "current: not your password")
 		return
 	}

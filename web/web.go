@@ -33,6 +33,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/web/password"
 )
 
 // CSP is the Content-Security-Policy sent with every response.
@@ -60,7 +61,7 @@ type Config struct {
 	Users driver.UserStorage
 	Admin *postgram.Admin
 	// Password sets argon2id's costs; zero takes the defaults.
-	Password PasswordParams
+	Password password.Params
 	// SessionTTL is how long a session lasts. Default: 12h.
 	SessionTTL time.Duration
 	// MaxFailedLogins failed sign-ins in a row lock an account for

@@ -84,6 +84,7 @@ Exit codes: 0 success, 1 failure, 2 usage or validation error,
 	root.AddCommand(a.memoryCmd())                                               // memory.go
 	root.AddCommand(a.backupCmd(), a.restoreCmd())                               // backup.go
 	root.AddCommand(a.purgeCmd())                                                // purge.go
+	root.AddCommand(a.userCmd())                                                 // users.go
 	defer a.close()
 	err := root.ExecuteContext(ctx)
 	if err == nil {

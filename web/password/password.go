@@ -1,4 +1,7 @@
-package web
+// Package password hashes and checks web-app passwords with argon2id
+// (PHC string format), and holds the password policy. The web app and
+// pgm-admin (user create, reset-password) share it.
+package password
 
 import (
 	"crypto/rand"
@@ -7,19 +10,20 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
 )
 
-// PasswordParams are argon2id's costs. The zero value takes the defaults
+// Params are argon2id's costs. The zero value takes the defaults
 // (OWASP's recommended minimum): 19 MiB of memory, 2 passes, 1 thread.
-type PasswordParams struct {
+type Params struct {
 	MemoryKiB uint32
 	Time      uint32
 	Threads   uint8
 }
 
-func (p PasswordParams) withDefaults() PasswordParams {
+func (p Params) withDefaults() Params {
 	if p.MemoryKiB == 0 {
 		p.MemoryKiB = 19 * 1024
 	}
@@ -35,19 +39,19 @@ func (p PasswordParams) withDefaults() PasswordParams {
 const (
 	saltBytes = 16
 	keyBytes  = 32
-	// MinPasswordLen is the shortest password accepted, in characters.
-	MinPasswordLen = 12
-	// maxPasswordLen bounds the work one sign-in can ask of argon2.
-	maxPasswordLen = 1024
+	// MinLen is the shortest password accepted, in characters.
+	MinLen = 12
+	// MaxLen bounds the work one sign-in can ask of argon2, in bytes.
+	MaxLen = 1024
 )
 
-// hashPassword returns the PHC-encoded argon2id hash of pw:
+// Hash returns the PHC-encoded argon2id hash of pw:
 // $argon2id$v=19$m=…,t=…,p=…$salt$key (unpadded base64).
-func hashPassword(p PasswordParams, pw string) (string, error) {
+func Hash(p Params, pw string) (string, error) {
 	p = p.withDefaults()
 	salt := make([]byte, saltBytes)
 	if _, err := rand.Read(salt); err != nil {
-		return "", fmt.Errorf("web: password salt: %w", err)
+		return "", fmt.Errorf("password: salt: %w", err)
 	}
 	key := argon2.IDKey([]byte(pw), salt, p.Time, p.MemoryKiB, p.Threads, keyBytes)
 	enc := base64.RawStdEncoding
@@ -55,11 +59,11 @@ func hashPassword(p PasswordParams, pw string) (string, error) {
 		enc.EncodeToString(salt), enc.EncodeToString(key)), nil
 }
 
-var errBadHash = errors.New("web: stored password hash is not argon2id")
+var errBadHash = errors.New("password: stored hash is not argon2id")
 
-// checkPassword reports whether pw matches the encoded hash, with the costs
-// the hash was made with, in constant time.
-func checkPassword(encoded, pw string) (bool, error) {
+// Check reports whether pw matches the encoded hash, with the costs the
+// hash was made with, in constant time.
+func Check(encoded, pw string) (bool, error) {
 	parts := strings.Split(encoded, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
 		return false, errBadHash
@@ -84,4 +88,15 @@ func checkPassword(encoded, pw string) (bool, error) {
 	}
 	got := argon2.IDKey([]byte(pw), salt, t, m, th, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// Valid checks a new password against the policy: MinLen to MaxLen.
+func Valid(pw string) error {
+	switch n := utf8.RuneCountInString(pw); {
+	case n < MinLen:
+		return fmt.Errorf("password: at least %d characters", MinLen)
+	case len(pw) > MaxLen:
+		return fmt.Errorf("password: at most %d bytes", MaxLen)
+	}
+	return nil
 }
