@@ -532,3 +532,10 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// clampInt converts an integer argument for the library, which checks its
+// range: values beyond int32 become the nearest int32 bound (still out of
+// every range, so the library's error names the field).
+func clampInt(v int64) int {
+	return int(max(min(v, math.MaxInt32), math.MinInt32))
+}

@@ -153,17 +153,12 @@ func expandTool(ctx context.Context, c *postgram.Client, a args) (reply, error) 
 		return reply{}, err
 	}
 	var opts postgram.ExpandOptions
+	// The library checks the ranges and names the field.
 	if v, ok := a.int("depth"); ok {
-		if v < 1 || v > postgram.MaxExpandDepth {
-			return reply{}, &postgram.FieldError{Field: "depth", Message: "must be between 1 and 3"}
-		}
-		opts.Depth = int(v)
+		opts.Depth = clampInt(v)
 	}
 	if v, ok := a.int("max_nodes"); ok {
-		if v < 1 || v > postgram.MaxExpandNodes {
-			return reply{}, &postgram.FieldError{Field: "max_nodes", Message: "must be between 1 and 1000"}
-		}
-		opts.MaxNodes = int(v)
+		opts.MaxNodes = clampInt(v)
 	}
 	opts.RelationTypes, _ = a.strings("relation_types")
 	opts.MinConfidence, _ = a.float("min_confidence")

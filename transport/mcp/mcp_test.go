@@ -474,7 +474,7 @@ func TestBadArguments(t *testing.T) {
 		{"search", map[string]any{"query": "x", "bogus": 1, "limt": 2}, "VALIDATION", "bogus"},
 		{"search", map[string]any{}, "VALIDATION", "query"},
 		{"search", map[string]any{"query": "x", "limit": "five"}, "VALIDATION", "limit"},
-		{"search", map[string]any{"query": "x", "limit": 0}, "VALIDATION", "limit"},
+		{"search", map[string]any{"query": "x", "limit": -1}, "VALIDATION", "limit"},
 		{"search", map[string]any{"query": "x", "threshold": 2}, "VALIDATION", "threshold"},
 		{"search", map[string]any{"query": "   "}, "VALIDATION", "query"},
 		{"search", map[string]any{"query": "x", "memory_role": "forever"}, "VALIDATION", "memory_role"},

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"math"
 
 	"github.com/postgram-go/postgram"
 )
@@ -106,10 +105,7 @@ func groomSessionContextTool(ctx context.Context, c *postgram.Client, a args) (r
 	req.SessionID, _ = a.str("session_id")
 	req.Tags, _ = a.strings("tags")
 	if v, ok := a.int("limit"); ok {
-		if v < 1 {
-			return reply{}, &postgram.FieldError{Field: "limit", Message: "must be at least 1"}
-		}
-		req.Limit = int(min(v, math.MaxInt32))
+		req.Limit = clampInt(v)
 	}
 	res, err := c.GroomSessionContext(ctx, req)
 	if err != nil {

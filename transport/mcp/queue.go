@@ -54,10 +54,7 @@ func queueTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
 		limit = defaultFailureLimit
 	}
 	if v, ok := a.int("failure_limit"); ok {
-		if v < 1 || v > 100 {
-			return reply{}, &postgram.FieldError{Field: "failure_limit", Message: "must be between 1 and 100"}
-		}
-		limit = int(v)
+		limit = clampInt(v) // the library checks the range
 	}
 	st, err := c.QueueStatus(ctx, limit)
 	if err != nil {

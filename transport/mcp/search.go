@@ -115,10 +115,7 @@ func searchTool(ctx context.Context, c *postgram.Client, a args) (reply, error) 
 		req.MemoryRole = postgram.MemoryRole(v)
 	}
 	if v, ok := a.int("limit"); ok {
-		if v < 1 { // the library reads 0 as "default"; an explicit 0 is a mistake
-			return reply{}, &postgram.FieldError{Field: "limit", Message: "must be at least 1"}
-		}
-		req.Limit = int(min(v, math.MaxInt32)) // the library bounds it
+		req.Limit = clampInt(v) // the library checks the range
 	}
 	if v, ok := a.float("threshold"); ok {
 		req.Threshold = &v

@@ -154,10 +154,7 @@ func taskListTool(ctx context.Context, c *postgram.Client, a args) (reply, error
 		return reply{}, err
 	}
 	if v, ok := a.int("limit"); ok {
-		if v < 1 {
-			return reply{}, &postgram.FieldError{Field: "limit", Message: "must be at least 1"}
-		}
-		o.Limit = int(min(v, math.MaxInt32))
+		o.Limit = clampInt(v)
 	}
 	if v, ok := a.int("offset"); ok {
 		o.Offset = int(max(min(v, math.MaxInt32), math.MinInt32))

@@ -91,7 +91,8 @@ func TestBadInput(t *testing.T) {
 		{"bad uuid delete", "DELETE", "/api/entities/bulk", "", "id", "not a UUID"},
 		{"uuid braces", "GET", "/api/entities/%7B" + ent.ID.String() + "%7D", "", "id", "not a UUID"},
 		// Query parameters.
-		{"limit zero", "GET", "/api/entities?limit=0", "", "limit", "between 1 and 500"},
+		{"limit negative", "GET", "/api/entities?limit=-1", "", "limit", "between 1 and 500"},
+		{"limit too large", "GET", "/api/entities?limit=501", "", "limit", "between 1 and 500"},
 		{"limit big", "GET", "/api/entities?limit=501", "", "limit", "between 1 and 500"},
 		{"limit text", "GET", "/api/entities?limit=ten", "", "limit", "integer"},
 		{"offset negative", "GET", "/api/entities?offset=-1", "", "offset", ""},

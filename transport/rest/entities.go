@@ -208,8 +208,8 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) {
 		Owner:           p.str("owner"),
 		MemoryRole:      postgram.MemoryRole(p.str("memory_role")),
 		Tags:            p.list("tags"),
-		Limit:           p.int("limit", postgram.DefaultListLimit, 1, postgram.MaxListLimit),
-		Offset:          p.int("offset", 0, 0, maxOffset),
+		Limit:           p.int("limit", 0),
+		Offset:          p.int("offset", 0),
 		IncludeArchived: p.bool("include_archived", false),
 	}
 	if p.err != nil {
@@ -223,9 +223,6 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) {
 	}
 	s.writeJSON(w, r, http.StatusOK, page)
 }
-
-// maxOffset only keeps the parameter an int; the library bounds it.
-const maxOffset = 1<<31 - 1
 
 // bulkArchiveRequest is the body of POST /api/entities/bulk/archive.
 type bulkArchiveRequest struct {

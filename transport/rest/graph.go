@@ -144,10 +144,10 @@ func (s *Server) entityGraph(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
 	p := params(r, "depth", "relation_types", "min_confidence", "max_nodes", "include_archived", "owner")
 	opts := postgram.ExpandOptions{
-		Depth:           p.int("depth", postgram.DefaultExpandDepth, 1, postgram.MaxExpandDepth),
+		Depth:           p.int("depth", 0),
 		RelationTypes:   p.list("relation_types"),
 		MinConfidence:   floatParam(p, "min_confidence", 0, 0, 1),
-		MaxNodes:        p.int("max_nodes", postgram.DefaultExpandNodes, 1, postgram.MaxExpandNodes),
+		MaxNodes:        p.int("max_nodes", 0),
 		IncludeArchived: p.bool("include_archived", false),
 	}
 	owner := ownerParam(p)

@@ -13,11 +13,9 @@ func (s *Server) queueRoutes() {
 // queueParams are the query parameters of GET /api/queue.
 var queueParams = []string{"include_failures", "failure_limit"}
 
-// Failure listing bounds of GET /api/queue.
-const (
-	defaultFailureLimit = 20
-	maxFailureLimit     = 100
-)
+// defaultFailureLimit is how many failures GET /api/queue lists when
+// failure_limit is absent (the library bounds it: 0 to 100).
+const defaultFailureLimit = 20
 
 // queueResponse is the library's QueueStatus, except that failures is
 // present (possibly empty) exactly when include_failures is true and
@@ -35,13 +33,13 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	}
 	p := params(r, queueParams...)
 	include := p.bool("include_failures", false)
-	limit := p.int("failure_limit", defaultFailureLimit, 1, maxFailureLimit)
+	limit := p.int("failure_limit", defaultFailureLimit)
 	if p.err != nil {
 		s.writeError(w, r, p.err)
 		return
 	}
-	if !include {
-		limit = 0
+	if _, given := p.one("failure_limit"); !include && !given {
+		limit = 0 // a given failure_limit still goes to the library, which checks it
 	}
 	st, err := c.QueueStatus(r.Context(), limit)
 	if err != nil {

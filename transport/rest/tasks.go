@@ -60,8 +60,8 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		Statuses: convert[postgram.Status](p.list("status")),
 		Context:  p.str("context"),
 		Tags:     p.list("tags"),
-		Limit:    p.int("limit", postgram.DefaultListLimit, 1, postgram.MaxListLimit),
-		Offset:   p.int("offset", 0, 0, maxOffset),
+		Limit:    p.int("limit", 0),
+		Offset:   p.int("offset", 0),
 
 		IncludeArchived: p.bool("include_archived", false),
 	}
