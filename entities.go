@@ -492,7 +492,8 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (*ListPage, error) 
 }
 
 // QueueStatus reports the enrichment queue of the entities the caller may
-// see; failureLimit (0..100) also returns that many recent failures with
+// see (Extraction is nil when extraction is off); failureLimit (0..100)
+// also returns that many recent failures with
 // their messages.
 func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus, error) {
 	if err := c.principal.need(ScopeRead, "queue"); err != nil {
@@ -504,12 +505,15 @@ func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus
 	// Counts and failures cover what the caller may see (archived entities
 	// included, as Recall shows them); an administrator sees everything.
 	f, ok := c.principal.restrict(driver.EntityFilter{IncludeArchived: true})
-	if !ok {
-		return QueueStatus{Extraction: &driver.ExtractionQueue{}}, nil
+	st := QueueStatus{Extraction: &driver.ExtractionQueue{}}
+	if ok {
+		var err error
+		if st, err = c.store.QueueStats(ctx, c.ws, f, c.cfg.Worker.MaxAttempts, failureLimit); err != nil {
+			return st, fmt.Errorf("queue status: %w", err)
+		}
 	}
-	st, err := c.store.QueueStats(ctx, c.ws, f, c.cfg.Worker.MaxAttempts, failureLimit)
-	if err != nil {
-		return st, fmt.Errorf("queue status: %w", err)
+	if c.cfg.Extraction.Extractor == nil {
+		st.Extraction = nil // no extraction queue when extraction is off (the reference server's null)
 	}
 	return st, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/llm"
+	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/syncproto"
 )
 
@@ -245,7 +247,8 @@ func testSyncAccess(t *testing.T, open Opener) {
 // counts. Counts and failures now cover what the key can see; an
 // administrator sees everything.
 func testQueueAccess(t *testing.T, open Opener) {
-	e := newEnv(t, open)
+	// Extraction is on (never run here), so the queue reports its counts.
+	e := newEnv(t, open, func(c *postgram.Config) { c.Extraction.Extractor = llm.NewExtractor(postgramtest.NewScriptedLLM("")) })
 	other := e.admin().As(postgram.Principal{KeyID: "k-other", ClientID: "other", Scopes: postgram.AllScopes})
 	mustStore(t, e.c, postgram.StoreInput{Type: postgram.TypeDocument, Content: "a personal secret", Visibility: postgram.VisibilityPersonal,
 		Metadata: map[string]any{"path": "secret/diary.md"}})
@@ -275,6 +278,9 @@ func testQueueAccess(t *testing.T, open Opener) {
 	own := e.admin().As(postgram.Principal{KeyID: "k-own", ClientID: "me", Scopes: []postgram.Scope{postgram.ScopeRead}})
 	if q, err := own.QueueStatus(e.ctx, 100); err != nil || q.Embedding.Failed != 3 || len(q.Failures) != 3 {
 		t.Fatalf("queue for a key of another client: %+v %+v, %v", q.Embedding, q.Failures, err)
+	}
+	if q, err := newEnv(t, open).c.QueueStatus(e.ctx, 0); err != nil || q.Extraction != nil {
+		t.Fatalf("with extraction off the queue has no extraction part: %+v, %v", q.Extraction, err)
 	}
 	all, err := e.c.QueueStatus(e.ctx, 100)
 	if err != nil || all.Embedding.Failed != 4 || len(all.Failures) != 4 {

@@ -46,11 +46,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	resp := queueResponse{Embedding: st.Embedding, Extraction: st.Extraction}
-	if !s.admin.ExtractionEnabled() {
-		// As the reference server: extraction is null when it is off.
-		resp.Extraction = nil
-	}
+	resp := queueResponse{Embedding: st.Embedding, Extraction: st.Extraction} // nil when extraction is off
 	if include {
 		f := st.Failures
 		if f == nil {
