@@ -236,7 +236,7 @@ func (h *Handler) formSession(w http.ResponseWriter, r *http.Request) (*current,
 		return nil, nil, false
 	}
 	if !checkSessionToken(r, cur) {
-		http.Error(w, "the form expired or did not come from this site: reload the page", http.StatusForbidden)
+		http.Error(w, staleForm, http.StatusForbidden)
 		return nil, nil, false
 	}
 	return cur, c, true

@@ -279,11 +279,7 @@ func (h *Handler) setupForm(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) setup(w http.ResponseWriter, r *http.Request) {
-	if !parseForm(w, r) {
-		return
-	}
-	if !checkFormToken(r) {
-		http.Error(w, "the form expired or did not come from this site: reload the page", http.StatusForbidden)
+	if !h.signInForm(w, r) {
 		return
 	}
 	addr, now := clientAddr(r), h.auth.now()
@@ -310,6 +306,22 @@ func (h *Handler) setup(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+// signInForm parses a form posted before a session exists (setup, sign-in)
+// and checks its CSRF token against the pre-session cookie.
+func (h *Handler) signInForm(w http.ResponseWriter, r *http.Request) bool {
+	if !parseForm(w, r) {
+		return false
+	}
+	if !checkFormToken(r) {
+		http.Error(w, staleForm, http.StatusForbidden)
+		return false
+	}
+	return true
+}
+
+// staleForm answers a form whose CSRF token does not match.
+const staleForm = "the form expired or did not come from this site: reload the page"
+
 func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) {
 	p := h.page("Sign in")
 	p.CSRF = h.auth.formToken(w, r)
@@ -317,11 +329,7 @@ func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	if !parseForm(w, r) {
-		return
-	}
-	if !checkFormToken(r) {
-		http.Error(w, "the form expired or did not come from this site: reload the page", http.StatusForbidden)
+	if !h.signInForm(w, r) {
 		return
 	}
 	addr, now := clientAddr(r), h.auth.now()
@@ -366,7 +374,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !checkSessionToken(r, cur) {
-		http.Error(w, "the form expired or did not come from this site: reload the page", http.StatusForbidden)
+		http.Error(w, staleForm, http.StatusForbidden)
 		return
 	}
 	if r.PostFormValue("everywhere") != "" {
