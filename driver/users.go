@@ -83,4 +83,7 @@ type UserStorage interface {
 	// every session of a user (sign-out everywhere), returning how many.
 	DeleteSession(ctx context.Context, tokenHash string) error
 	DeleteUserSessions(ctx context.Context, userID uuid.UUID) (int, error)
+	// DeleteExpiredSessions removes every session that expired before
+	// now, returning how many.
+	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ const (
 // signIn is the sign-in part of the handler: onboarding (the first admin
 // user, guarded by an admin API key), sessions, CSRF and lockout.
 type signIn struct {
+	log        *slog.Logger
 	users      driver.UserStorage
 	admin      *postgram.Admin
 	params     password.Params
@@ -144,6 +146,11 @@ func (s *signIn) startSession(w http.ResponseWriter, r *http.Request, u *driver.
 		ExpiresAt: now.Add(s.ttl)}
 	if err := s.users.CreateSession(r.Context(), ws); err != nil {
 		return err
+	}
+	// Sessions that were never signed out expire in the table: sweep them
+	// on each sign-in (a best effort; a failure only leaves them longer).
+	if _, err := s.users.DeleteExpiredSessions(r.Context(), now); err != nil && s.log != nil {
+		s.log.WarnContext(r.Context(), "web: sweeping expired sessions failed", "err", err)
 	}
 	http.SetCookie(w, s.cookie(r, sessionCookie, token, s.ttl))
 	http.SetCookie(w, s.cookie(r, formCookie, "", -1))

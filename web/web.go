@@ -123,7 +123,7 @@ func New(cfg Config) (*Handler, error) {
 		if cfg.Now == nil {
 			cfg.Now = time.Now
 		}
-		h.auth = &signIn{users: cfg.Users, admin: cfg.Admin, params: cfg.Password, ttl: orDuration(cfg.SessionTTL, 12*time.Hour),
+		h.auth = &signIn{log: cfg.Logger, users: cfg.Users, admin: cfg.Admin, params: cfg.Password, ttl: orDuration(cfg.SessionTTL, 12*time.Hour),
 			maxFail: orInt(cfg.MaxFailedLogins, 5), lockFor: orDuration(cfg.LockFor, 15*time.Minute),
 			secure: cfg.SecureCookies, now: cfg.Now, perIP: newFailureLimiter(orInt(cfg.MaxFailuresPerIP, 20))}
 		h.mux.HandleFunc("GET /setup", h.setupForm)

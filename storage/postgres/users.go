@@ -156,3 +156,12 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID uuid.UUID) (int, 
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// DeleteExpiredSessions implements driver.UserStorage.
+func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, "DELETE FROM web_sessions WHERE expires_at < $1", now)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: delete expired sessions: %w", mapErr(err))
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -210,3 +210,20 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID uuid.UUID) (int, 
 	}
 	return int(n), nil
 }
+
+// DeleteExpiredSessions implements driver.UserStorage.
+func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM web_sessions WHERE expires_at < ?", micros(now))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: delete expired sessions: %w", mapErr(err))
+	}
+	return int(n), nil
+}

@@ -95,6 +95,21 @@ func testUsers(t *testing.T, open Opener) {
 		t.Fatalf("session after sign-out everywhere: %v", err)
 	}
 
+	// Expired sessions are swept; live ones stay.
+	live := &driver.WebSession{TokenHash: uuid.NewString(), UserID: ada.ID, CSRF: "l", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	dead := &driver.WebSession{TokenHash: uuid.NewString(), UserID: ada.ID, CSRF: "d", CreatedAt: now.Add(-2 * time.Hour), ExpiresAt: now.Add(-time.Hour)}
+	for _, ws := range []*driver.WebSession{live, dead} {
+		if err := st.CreateSession(ctx, ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := st.DeleteExpiredSessions(ctx, now); err != nil || n != 1 {
+		t.Fatalf("DeleteExpiredSessions = %d, %v; want 1", n, err)
+	}
+	if _, err := st.SessionByHash(ctx, live.TokenHash); err != nil {
+		t.Fatalf("a live session was swept: %v", err)
+	}
+
 	// Update keeps the sign-in state and replaces the rest.
 	bo.PasswordHash, bo.Role, bo.KeyID = "z", driver.UserAdmin, ""
 	bo.TOTPSecret, bo.Recovery = "JBSWY3DPEHPK3PXP", []string{"h1", "h2"}
