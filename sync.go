@@ -560,3 +560,30 @@ func (s *Sync) Status(ctx context.Context, repo string) (*syncproto.StatusRespon
 	}
 	return res, nil
 }
+
+// Repos summarises the workspace's synced repositories the caller may see
+// (a file counts when the caller may read its entity), by name.
+func (s *Sync) Repos(ctx context.Context) ([]syncproto.RepoSummary, error) {
+	c := s.c
+	if err := c.checkSync("sync repositories", false); err != nil {
+		return nil, err
+	}
+	var filter *driver.EntityFilter
+	if c.principal != nil {
+		f, ok := c.principal.restrict(driver.EntityFilter{IncludeArchived: true})
+		if !ok {
+			return []syncproto.RepoSummary{}, nil
+		}
+		filter = &f
+	}
+	repos, err := c.store.SyncRepos(ctx, c.ws, filter)
+	if err != nil {
+		return nil, fmt.Errorf("sync repositories: %w", err)
+	}
+	out := make([]syncproto.RepoSummary, len(repos))
+	for i, r := range repos {
+		out[i] = syncproto.RepoSummary{Repo: r.Repo, Synced: r.Synced, Deleted: r.Deleted,
+			LastSynced: r.LastSynced.UTC().Format("2006-01-02T15:04:05.000000Z07:00")}
+	}
+	return out, nil
+}

@@ -24,6 +24,11 @@ type LifecycleStorage interface {
 	// every file when paths is nil, else only those listed. When f is not
 	// nil, only the files whose entity f admits are returned.
 	SyncStates(ctx context.Context, ws, repo string, paths []string, f *EntityFilter) ([]SyncFileState, error)
+	// SyncRepos summarises the workspace's synced repositories: per repo,
+	// how many files are synced and deleted and when one last synced,
+	// counting only files whose entity f admits (every file when f is
+	// nil), by repo name.
+	SyncRepos(ctx context.Context, ws string, f *EntityFilter) ([]SyncRepo, error)
 	// SessionContextClients lists the distinct client ids that own
 	// non-archived session-context memories, in order.
 	SessionContextClients(ctx context.Context, ws string) ([]string, error)
@@ -133,4 +138,12 @@ type SyncFileState struct {
 	EntityID   uuid.UUID `json:"entity_id"`
 	Status     string    `json:"sync_status"`
 	LastSynced time.Time `json:"last_synced"`
+}
+
+// SyncRepo summarises one synced repository (SyncRepos).
+type SyncRepo struct {
+	Repo       string
+	Synced     int
+	Deleted    int
+	LastSynced time.Time
 }

@@ -140,6 +140,15 @@ type FileStatus struct {
 	EntityID   string `json:"entity_id"`
 }
 
+// RepoSummary summarises one synced repository (the library's Sync.Repos;
+// the web app's /sync page).
+type RepoSummary struct {
+	Repo       string `json:"repo"`
+	Synced     int    `json:"synced"`
+	Deleted    int    `json:"deleted"`
+	LastSynced string `json:"last_synced"`
+}
+
 // StatusResponse is the answer of GET /api/sync/status/{repo}.
 type StatusResponse struct {
 	Repo  string       `json:"repo"`

@@ -160,6 +160,7 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("GET /admin/maintenance", h.maintenance)
 		h.mux.HandleFunc("POST /admin/maintenance/prune", h.pruneEdges)
 		h.mux.HandleFunc("GET /map", h.embeddingMap)
+		h.mux.HandleFunc("GET /sync", h.syncRepos)
 	}
 	return h, nil
 }
@@ -188,7 +189,7 @@ func Paths() []string {
 		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit",
 		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json", "GET /tasks", "POST /tasks", "POST /tasks/{id}/move",
 		"GET /memory", "POST /memory/groom", "GET /admin/maintenance", "POST /admin/maintenance/prune",
-		"GET /map"}
+		"GET /map", "GET /sync"}
 }
 
 // ServeHTTP sets the security headers and dispatches.

@@ -329,3 +329,28 @@ func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string,
 	}
 	return out, nil
 }
+
+// SyncRepos implements driver.LifecycleStorage.
+func (s *Store) SyncRepos(ctx context.Context, ws string, f *driver.EntityFilter) ([]driver.SyncRepo, error) {
+	args := []any{ws}
+	where := "TRUE"
+	if f != nil {
+		where = filterSQL(*f, &args)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT s.repo, count(*) FILTER (WHERE s.sync_status = 'synced'),
+			count(*) FILTER (WHERE s.sync_status = 'deleted'), max(s.last_synced)
+		FROM sync_files s JOIN entities e ON e.workspace_id = s.workspace_id AND e.id = s.entity_id
+		WHERE s.workspace_id = $1 AND `+where+` GROUP BY s.repo ORDER BY s.repo`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: sync repositories: %w", mapErr(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.SyncRepo, error) {
+		var x driver.SyncRepo
+		err := r.Scan(&x.Repo, &x.Synced, &x.Deleted, &x.LastSynced)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: sync repositories: %w", mapErr(err))
+	}
+	return out, nil
+}

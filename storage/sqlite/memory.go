@@ -317,3 +317,34 @@ func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string,
 	}
 	return out, nil
 }
+
+// SyncRepos implements driver.LifecycleStorage.
+func (s *Store) SyncRepos(ctx context.Context, ws string, f *driver.EntityFilter) ([]driver.SyncRepo, error) {
+	args := []any{ws}
+	where := "1"
+	if f != nil {
+		where = filterSQL(*f, &args)
+	}
+	rows, err := s.query(ctx, `SELECT s.repo, count(*) FILTER (WHERE s.sync_status = 'synced'),
+			count(*) FILTER (WHERE s.sync_status = 'deleted'), max(s.last_synced)
+		FROM sync_files s JOIN entities e ON e.workspace_id = s.workspace_id AND e.id = s.entity_id
+		WHERE s.workspace_id = ? AND `+where+` GROUP BY s.repo ORDER BY s.repo`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: sync repositories: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []driver.SyncRepo
+	for rows.Next() {
+		var r driver.SyncRepo
+		var last int64
+		if err := rows.Scan(&r.Repo, &r.Synced, &r.Deleted, &last); err != nil {
+			return nil, fmt.Errorf("sqlite: sync repositories: %w", err)
+		}
+		r.LastSynced = fromMicros(last)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: sync repositories: %w", mapErr(err))
+	}
+	return out, nil
+}

@@ -77,6 +77,7 @@ func Run(t *testing.T, open Opener) {
 		{"DurableGrooming", testDurableGrooming},
 		{"MarkdownSync", testMarkdownSync}, // sync.go
 		{"SyncBadInput", testSyncBadInput},
+		{"SyncRepos", testSyncRepos}, // sync.go
 		{"Transfer", testTransfer},
 		{"SearchWorstQuery", testSearchWorstQuery},             // cost.go
 		{"WriteRacesEnrichment", testWriteRacesEnrichment},     // cost.go

@@ -2,6 +2,8 @@ package storagetest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -332,5 +334,41 @@ func testSyncBadInput(t *testing.T, open Opener) {
 	b2 := file("dir/b.md", "# B2\n")
 	if r := push(a, b2); *r != (syncproto.PushResponse{Unchanged: 1, Updated: 1}) {
 		t.Fatalf("push 5: %+v", r)
+	}
+}
+
+// testSyncRepos covers the per-repository summary: counts of synced and
+// deleted files, limited to what the caller may read.
+func testSyncRepos(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	c := e.admin().As(postgram.Principal{ClientID: "laptop", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync, postgram.ScopeDelete}})
+	push := func(repo string, files map[string]string) {
+		t.Helper()
+		var req syncproto.PushRequest
+		req.Repo = repo
+		for p, body := range files {
+			sum := sha256.Sum256([]byte(body))
+			req.Files = append(req.Files, syncproto.UploadFile{Path: p, SHA: hex.EncodeToString(sum[:]), Content: body})
+		}
+		if _, err := c.Sync().Push(e.ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push("notes", map[string]string{"a.md": "# A", "b.md": "# B", "c.md": "# C"})
+	push("notes", map[string]string{"a.md": "# A", "b.md": "# B"}) // c.md left the folder
+	push("work", map[string]string{"x.md": "# X"})
+	repos, err := c.Sync().Repos(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(repos) != 2 || repos[0].Repo != "notes" || repos[0].Synced != 2 || repos[0].Deleted != 1 || repos[1].Repo != "work" ||
+		repos[1].Synced != 1 || repos[0].LastSynced == "" {
+		t.Fatalf("Repos = %+v", repos)
+	}
+	// A key limited to tasks sees no synced document.
+	tasks := e.admin().As(postgram.Principal{ClientID: "t", Scopes: []postgram.Scope{postgram.ScopeRead, postgram.ScopeSync},
+		AllowedTypes: []postgram.EntityType{postgram.TypeTask}})
+	if repos, err := tasks.Sync().Repos(e.ctx); err != nil || len(repos) != 0 {
+		t.Fatalf("Repos for a task-only key = %+v, %v", repos, err)
 	}
 }
