@@ -517,3 +517,25 @@ func (c *Client) QueueStatus(ctx context.Context, failureLimit int) (QueueStatus
 	}
 	return st, nil
 }
+
+// RetryFailed makes every entity whose embedding (queue "embedding") or
+// extraction (queue "extraction") failed for good due again now, with
+// fresh attempts, once the cause is fixed; it returns how many.
+func (a *Admin) RetryFailed(ctx context.Context, queue string) (int, error) {
+	c := a.c
+	q := map[string]driver.Queue{"embedding": driver.QueueEmbedding, "extraction": driver.QueueExtraction}[queue]
+	if q == "" {
+		return 0, validate.Invalid("queue", "%q is not one of embedding, extraction", validate.Truncate(queue, 40))
+	}
+	n, err := c.store.RetryFailed(ctx, c.ws, q)
+	if err != nil {
+		return 0, fmt.Errorf("retry failed: %w", err)
+	}
+	if n > 0 {
+		if err := c.store.AppendAudit(ctx, c.ws, c.auditEntry("queue.retry", "", map[string]any{"queue": queue, "entities": n})); err != nil {
+			return n, fmt.Errorf("retry failed: audit: %w", err)
+		}
+		c.wake()
+	}
+	return n, nil
+}

@@ -68,4 +68,8 @@ type StageQueue interface {
 	// attempts, schedules the next attempt at retryAt and releases the
 	// lease, for the entities whose chunk generation is unchanged.
 	FailWork(ctx context.Context, ws string, q Queue, leases []Lease, errMsg string, retryAt time.Time) error
+	// RetryFailed makes every failed entity of queue q due again now, with
+	// fresh attempts (an operator's retry after fixing the cause), and
+	// returns how many.
+	RetryFailed(ctx context.Context, ws string, q Queue) (int, error)
 }

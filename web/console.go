@@ -20,6 +20,7 @@ import (
 
 type consolePage struct {
 	page
+	Retried  string
 	Health   postgram.Health
 	Stats    postgram.StoreStats
 	Queue    postgram.QueueStatus
@@ -32,8 +33,29 @@ func (h *Handler) console(w http.ResponseWriter, r *http.Request) {
 	if cur == nil {
 		return
 	}
+	h.consoleView(w, r, cur, http.StatusOK, consolePage{})
+}
+
+// retryQueue makes a queue's failed entities due again (after the cause
+// was fixed).
+func (h *Handler) retryQueue(w http.ResponseWriter, r *http.Request) {
+	cur := h.adminOnly(w, r, true)
+	if cur == nil {
+		return
+	}
+	queue := r.PostFormValue("queue")
+	n, err := h.auth.admin.RetryFailed(r.Context(), queue)
+	if err != nil {
+		st, msg := userError(err)
+		h.consoleView(w, r, cur, st, consolePage{page: page{Error: msg}})
+		return
+	}
+	h.consoleView(w, r, cur, http.StatusOK, consolePage{Retried: fmt.Sprintf("%d failed %s entities are due again.", n, queue)})
+}
+
+func (h *Handler) consoleView(w http.ResponseWriter, r *http.Request, cur *current, status int, p consolePage) {
 	a := h.auth.admin
-	p := consolePage{page: h.userPage("Admin", cur)}
+	p.page = h.userPage("Admin", cur).withError(p.Error)
 	var err error
 	p.Health, _ = a.Health(r.Context()) // a degraded health is shown, not an error
 	if p.Stats, err = a.Stats(r.Context()); err != nil {
@@ -49,6 +71,7 @@ func (h *Handler) console(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Sort(p.Types)
 	p.Failures = p.Queue.Failures
+	w.WriteHeader(status)
 	h.render(w, r, "console.html", p)
 }
 

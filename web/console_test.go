@@ -89,3 +89,17 @@ func TestAdminConsole(t *testing.T) {
 		}
 	}
 }
+
+func TestConsoleRetriesFailures(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	b, csrf := s.signedInAdmin()
+	res, body := s.post(b, "/admin/queue/retry", url.Values{"csrf": {csrf}, "queue": {"embedding"}})
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "0 failed embedding entities are due again.") {
+		t.Fatalf("retry: %d\n%s", res.StatusCode, body)
+	}
+	res, body = s.post(b, "/admin/queue/retry", url.Values{"csrf": {csrf}, "queue": {"everything"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "invalid queue") {
+		t.Fatalf("retry an unknown queue: %d\n%s", res.StatusCode, body)
+	}
+}

@@ -161,6 +161,7 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("POST /admin/maintenance/prune", h.pruneEdges)
 		h.mux.HandleFunc("GET /map", h.embeddingMap)
 		h.mux.HandleFunc("GET /sync", h.syncRepos)
+		h.mux.HandleFunc("POST /admin/queue/retry", h.retryQueue)
 	}
 	return h, nil
 }
@@ -189,7 +190,7 @@ func Paths() []string {
 		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit",
 		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json", "GET /tasks", "POST /tasks", "POST /tasks/{id}/move",
 		"GET /memory", "POST /memory/groom", "GET /admin/maintenance", "POST /admin/maintenance/prune",
-		"GET /map", "GET /sync"}
+		"GET /map", "GET /sync", "POST /admin/queue/retry"}
 }
 
 // ServeHTTP sets the security headers and dispatches.

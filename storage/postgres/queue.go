@@ -287,3 +287,25 @@ func (s *Store) EntityVectors(ctx context.Context, ws string, modelID int64, f d
 	}
 	return out, nil
 }
+
+// RetryFailed implements driver.StageQueue.
+func (s *Store) RetryFailed(ctx context.Context, ws string, q driver.Queue) (int, error) {
+	var n int64
+	err := s.retryAborted(ctx, func() error {
+		tag, err := s.pool.Exec(ctx, `UPDATE entities SET `+q.Column("status")+` = 'pending', `+q.Column("attempts")+` = 0,
+				`+q.Column("error")+` = '', `+q.Column("retry_at")+` = NULL, `+q.Column("leased_until")+` = NULL,
+				`+q.Column("queued_at")+` = now()
+			WHERE workspace_id = $1 AND `+q.Column("status")+` = 'failed'`, ws)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("postgres: retry failed %s: %w", q, mapErr(err))
+	}
+	if n > 0 { // other processes' workers wake at once
+		if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, ws); err != nil {
+			return int(n), fmt.Errorf("postgres: retry failed %s: notify: %w", q, mapErr(err))
+		}
+	}
+	return int(n), nil
+}

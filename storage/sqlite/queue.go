@@ -379,3 +379,23 @@ func (s *Store) EntityVectors(ctx context.Context, ws string, modelID int64, f d
 	}
 	return out, nil
 }
+
+// RetryFailed implements driver.StageQueue.
+func (s *Store) RetryFailed(ctx context.Context, ws string, q driver.Queue) (int, error) {
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE entities SET `+q.Column("status")+` = 'pending', `+q.Column("attempts")+` = 0,
+				`+q.Column("error")+` = '', `+q.Column("retry_at")+` = NULL, `+q.Column("leased_until")+` = NULL,
+				`+q.Column("queued_at")+` = ?
+			WHERE workspace_id = ? AND `+q.Column("status")+` = 'failed'`, micros(now()), ws)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: retry failed %s: %w", q, mapErr(err))
+	}
+	return int(n), nil
+}

@@ -535,3 +535,36 @@ func testConflictHidesInvisible(t *testing.T, open Opener) {
 		t.Fatalf("a conflict over an entity made invisible: %v", err)
 	}
 }
+
+// testRetryFailed: an entity whose embedding failed for good is due again
+// after an operator's RetryFailed, with fresh attempts, and then embeds.
+func testRetryFailed(t *testing.T, open Opener) {
+	e := newEnv(t, open, func(c *postgram.Config) { c.Worker.MaxAttempts = 1 })
+	ent := mustStore(t, e.c, postgram.StoreInput{Content: "an entity whose provider failed"})
+	e.emb.Fail(errors.New("provider down"))
+	if _, err := e.admin().EnrichPending(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	q, err := e.c.QueueStatus(e.ctx, 0)
+	if err != nil || q.Embedding.Failed != 1 || q.Embedding.RetryEligible != 0 {
+		t.Fatalf("after the failure: %+v, %v", q.Embedding, err)
+	}
+	if _, err := e.admin().RetryFailed(e.ctx, "enrichment"); !errors.Is(err, postgram.ErrInvalidArgument) || postgram.FieldOf(err) != "queue" {
+		t.Fatalf("an unknown queue: %v", err)
+	}
+	e.emb.Recover()
+	n, err := e.admin().RetryFailed(e.ctx, "embedding")
+	if err != nil || n != 1 {
+		t.Fatalf("RetryFailed = %d, %v", n, err)
+	}
+	if _, err := e.admin().EnrichPending(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.c.Recall(e.ctx, ent.ID)
+	if err != nil || got.EnrichmentStatus != postgram.StageCompleted || got.EnrichmentAttempts != 0 {
+		t.Fatalf("after the retry: %s attempts %d, %v", got.EnrichmentStatus, got.EnrichmentAttempts, err)
+	}
+	if n, err := e.admin().RetryFailed(e.ctx, "extraction"); err != nil || n != 0 {
+		t.Fatalf("nothing to retry: %d, %v", n, err)
+	}
+}

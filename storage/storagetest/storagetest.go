@@ -84,6 +84,7 @@ func Run(t *testing.T, open Opener) {
 		{"WriteCannotHide", testWriteCannotHide},               // access.go
 		{"SyncAccess", testSyncAccess},                         // access.go
 		{"QueueAccess", testQueueAccess},                       // access.go
+		{"RetryFailed", testRetryFailed},                       // access.go
 		{"BadInputSameAnswer", testBadInputSameAnswer},         // access.go
 		{"AuditPrune", testAuditPrune},                         // access.go
 		{"ConflictHidesInvisible", testConflictHidesInvisible}, // access.go
