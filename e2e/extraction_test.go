@@ -107,10 +107,21 @@ func TestServerExtraction(t *testing.T) {
 	if code != 200 || p["content"] != "Priya Nair" || p["type"] != "person" || !strings.Contains(fmt.Sprint(p["tags"]), "auto-created") {
 		t.Fatalf("placeholder: %d %v", code, body)
 	}
-	code, body = api(t, "GET", s.URL+"/api/queue", key, nil)
-	ex, _ := body["extraction"].(map[string]any)
-	if code != 200 || ex == nil || ex["failed"].(float64) != 0 || ex["completed"].(float64) < 2 {
-		t.Fatalf("queue: %d %v", code, body)
+	// The project's own extraction may still be running once the note's
+	// edges exist: wait for both to be marked completed.
+	for {
+		code, body = api(t, "GET", s.URL+"/api/queue", key, nil)
+		ex, _ := body["extraction"].(map[string]any)
+		if code != 200 || ex == nil || ex["failed"].(float64) != 0 {
+			t.Fatalf("queue: %d %v", code, body)
+		}
+		if ex["completed"].(float64) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue after 20s: %v", body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if calls.Load() < 2 {
 		t.Fatalf("LLM calls: %d", calls.Load())
