@@ -2,6 +2,7 @@ package postgram
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -63,6 +64,23 @@ type SearchResponse struct {
 type Degradation struct {
 	Component string `json:"component"` // "vector"
 	Reason    string `json:"reason"`
+}
+
+// UnmarshalJSON reads a {component, reason} object or a bare component
+// name ("vector"), the reference server's form.
+func (d *Degradation) UnmarshalJSON(b []byte) error {
+	var name string
+	if err := json.Unmarshal(b, &name); err == nil {
+		*d = Degradation{Component: name}
+		return nil
+	}
+	type plain Degradation
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*d = Degradation(p)
+	return nil
 }
 
 // SearchStats describes how a search ran.

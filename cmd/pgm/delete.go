@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/google/uuid"
+
 	"github.com/spf13/cobra"
 )
 
@@ -30,11 +32,11 @@ purge it for good (pgm-admin purge).`,
 		if err != nil {
 			return err
 		}
-		if out.ID == "" {
-			out.ID = id
+		if out.ID == uuid.Nil {
+			out.ID, _ = uuid.Parse(id)
 		}
 		return a.emit(out, raw, func(w io.Writer) error {
-			_, err := fmt.Fprintf(w, "Deleted %s (archived)\n", cell(out.ID, 0))
+			_, err := fmt.Fprintf(w, "Deleted %s (archived)\n", cell(out.ID.String(), 0))
 			return err
 		})
 	})

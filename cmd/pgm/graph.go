@@ -5,9 +5,13 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/google/uuid"
+
 	"github.com/spf13/cobra"
 
+	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/cmd/pgm/internal/api"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // edgeRow is the compact form of an edge.
@@ -20,8 +24,8 @@ type edgeRow struct {
 	Source     string  `json:"source"`
 }
 
-func toEdgeRow(e api.Edge) edgeRow {
-	return edgeRow{ID: e.ID, SourceID: e.SourceID, TargetID: e.TargetID, Relation: e.Relation, Confidence: e.Confidence, Source: e.Source}
+func toEdgeRow(e postgram.Edge) edgeRow {
+	return edgeRow{ID: e.ID.String(), SourceID: e.SourceID.String(), TargetID: e.TargetID.String(), Relation: e.Relation, Confidence: e.Confidence, Source: e.Source}
 }
 
 // graphNodeRow is the compact form of an entity reached by expand.
@@ -63,7 +67,7 @@ related_to; any name of 1 to 100 characters is accepted.`,
 		if relation == "" {
 			return usageErr("--relation is required")
 		}
-		in := api.LinkRequest{SourceID: src, TargetID: dst, Relation: relation}
+		in := wire.LinkRequest{SourceID: src, TargetID: dst, Relation: relation}
 		if cmd.Flags().Changed("confidence") {
 			in.Confidence = &confidence
 		}
@@ -116,11 +120,11 @@ func (a *app) unlinkCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if out.ID == "" {
-			out.ID = id
+		if out.ID == uuid.Nil {
+			out.ID, _ = uuid.Parse(id)
 		}
 		return a.emit(out, raw, func(w io.Writer) error {
-			_, err := fmt.Fprintf(w, "Deleted edge %s\n", cell(out.ID, 0))
+			_, err := fmt.Fprintf(w, "Deleted edge %s\n", cell(out.ID.String(), 0))
 			return err
 		})
 	})
@@ -156,7 +160,7 @@ among them.`,
 		}
 		rows := graphRows{Entities: []graphNodeRow{}, Edges: []edgeRow{}, Truncated: g.Truncated}
 		for _, e := range g.Entities {
-			rows.Entities = append(rows.Entities, graphNodeRow{ID: e.ID, Type: e.Type, Preview: truncate(oneLine(e.Content), previewWidth)})
+			rows.Entities = append(rows.Entities, graphNodeRow{ID: e.ID.String(), Type: string(e.Type), Preview: truncate(oneLine(e.Content), previewWidth)})
 		}
 		for _, e := range g.Edges {
 			rows.Edges = append(rows.Edges, toEdgeRow(e))

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/cmd/pgm/internal/api"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func (a *app) memoryCmd() *cobra.Command {
@@ -26,7 +26,7 @@ future agents should trust. Search session context with
 
 func (a *app) sessionContextCmd() *cobra.Command {
 	var (
-		in         api.SessionContextRequest
+		in         wire.SessionContextRequest
 		promotable bool
 	)
 	c := a.command(&cobra.Command{
@@ -55,7 +55,7 @@ func (a *app) sessionContextCmd() *cobra.Command {
 			return err
 		}
 		return a.emit(toWriteRow(e), raw, func(w io.Writer) error {
-			_, err := fmt.Fprintf(w, "Stored session context %s (version %d)\n", cell(e.ID, 0), e.Version)
+			_, err := fmt.Fprintf(w, "Stored session context %s (version %d)\n", cell(e.ID.String(), 0), e.Version)
 			return err
 		})
 	})
@@ -73,7 +73,7 @@ func (a *app) sessionContextCmd() *cobra.Command {
 
 func (a *app) groomCmd() *cobra.Command {
 	var (
-		in          api.GroomRequest
+		in          wire.GroomRequest
 		dryRun, yes bool
 	)
 	c := a.command(&cobra.Command{
@@ -93,7 +93,7 @@ func (a *app) groomCmd() *cobra.Command {
 		if !dryRun && !yes {
 			return usageErr("archiving needs --yes (or preview with --dry-run)")
 		}
-		in.DryRun, in.Confirmed = dryRun, yes
+		in.DryRun, in.Confirmed = &dryRun, yes
 		in.Tags = cleanTags(in.Tags)
 		cl, err := a.api()
 		if err != nil {
@@ -116,7 +116,7 @@ func (a *app) groomCmd() *cobra.Command {
 	return c
 }
 
-func printGroom(w io.Writer, a *app, res *api.GroomResponse) error {
+func printGroom(w io.Writer, a *app, res *wire.GroomResponse) error {
 	verb := "Archived"
 	if res.DryRun {
 		verb = "Would archive"
@@ -126,7 +126,7 @@ func printGroom(w io.Writer, a *app, res *api.GroomResponse) error {
 		if err := table(w, func(w io.Writer) {
 			row(w, "ID", "ACTION", "TOPIC", "SESSION", "UPDATED", "CONTEXT")
 			for _, it := range res.Items {
-				row(w, cell(it.ID, 0), cell(it.Action, 0), cell(it.Topic, 0), cell(it.SessionID, 0), relTime(now, it.UpdatedAt), cell(it.Preview, contentWidth))
+				row(w, cell(it.ID.String(), 0), cell(it.Action, 0), cell(it.Topic, 0), cell(it.SessionID, 0), relTime(now, it.UpdatedAt), cell(it.Preview, contentWidth))
 			}
 		}); err != nil {
 			return err
@@ -134,9 +134,9 @@ func printGroom(w io.Writer, a *app, res *api.GroomResponse) error {
 	}
 	n := res.Archived
 	if res.DryRun {
-		n = res.Eligible
+		n = res.EligibleCount
 	}
-	_, err := fmt.Fprintf(w, "%s %d of %d eligible session contexts", verb, n, res.Eligible)
+	_, err := fmt.Fprintf(w, "%s %d of %d eligible session contexts", verb, n, res.EligibleCount)
 	if err == nil && res.Failed > 0 {
 		_, err = fmt.Fprintf(w, " (%d failed)", res.Failed)
 	}

@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/postgram-go/postgram/cmd/pgm/internal/api"
+	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/internal/toon"
 )
 
@@ -94,8 +94,8 @@ type writeRow struct {
 	EnrichmentStatus string `json:"enrichment_status"`
 }
 
-func toWriteRow(e *api.Entity) writeRow {
-	return writeRow{ID: e.ID, Type: e.Type, Version: e.Version, Status: e.Status, Visibility: e.Visibility, EnrichmentStatus: e.EnrichmentStatus}
+func toWriteRow(e *postgram.Entity) writeRow {
+	return writeRow{ID: e.ID.String(), Type: string(e.Type), Version: e.Version, Status: string(e.Status), Visibility: string(e.Visibility), EnrichmentStatus: string(e.EnrichmentStatus)}
 }
 
 // entityRow is the compact form of one complete entity (recall).
@@ -115,10 +115,10 @@ type entityRow struct {
 	Content          string         `json:"content"`
 }
 
-func toEntityRow(e *api.Entity) entityRow {
-	return entityRow{ID: e.ID, Type: e.Type, Status: e.Status, Visibility: e.Visibility, Owner: e.Owner,
+func toEntityRow(e *postgram.Entity) entityRow {
+	return entityRow{ID: e.ID.String(), Type: string(e.Type), Status: string(e.Status), Visibility: string(e.Visibility), Owner: e.Owner,
 		Tags: tagsOf(e), Source: e.Source, Metadata: e.Metadata, Version: e.Version,
-		EnrichmentStatus: e.EnrichmentStatus, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Content: e.Content}
+		EnrichmentStatus: string(e.EnrichmentStatus), CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Content: e.Content}
 }
 
 // listRow is the compact form of an entity in a list: a preview instead of
@@ -135,12 +135,12 @@ type listRow struct {
 	Preview    string    `json:"preview"`
 }
 
-func toListRow(e *api.Entity) listRow {
-	return listRow{ID: e.ID, Type: e.Type, Status: e.Status, Visibility: e.Visibility, Owner: e.Owner,
+func toListRow(e *postgram.Entity) listRow {
+	return listRow{ID: e.ID.String(), Type: string(e.Type), Status: string(e.Status), Visibility: string(e.Visibility), Owner: e.Owner,
 		Tags: tagsOf(e), Version: e.Version, UpdatedAt: e.UpdatedAt, Preview: truncate(oneLine(e.Content), previewWidth)}
 }
 
-func tagsOf(e *api.Entity) []string {
+func tagsOf(e *postgram.Entity) []string {
 	if e == nil || e.Tags == nil {
 		return []string{}
 	}
@@ -151,8 +151,8 @@ func tagsOf(e *api.Entity) []string {
 
 // cell makes s a single table cell: one line, no tabs or control
 // characters, at most width runes (0: no limit).
-func cell(s string, width int) string {
-	s = oneLine(s)
+func cell[T ~string](v T, width int) string {
+	s := oneLine(string(v))
 	if width > 0 {
 		s = truncate(s, width)
 	}

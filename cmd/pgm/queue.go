@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/postgram-go/postgram/cmd/pgm/internal/api"
+	"github.com/postgram-go/postgram/driver"
 )
 
 func (a *app) queueCmd() *cobra.Command {
@@ -55,19 +56,23 @@ errors.`,
 			if !q.IncludeFailures {
 				return nil
 			}
-			if len(st.Failures) == 0 {
+			var failures []driver.QueueFailure
+			if st.Failures != nil {
+				failures = *st.Failures
+			}
+			if len(failures) == 0 {
 				_, err := fmt.Fprintln(w, "\nNo recent failures.")
 				return err
 			}
 			fmt.Fprintln(w, "\nRecent failures:")
 			return table(w, func(w io.Writer) {
 				row(w, "ID", "TYPE", "STAGE", "UPDATED", "ERROR")
-				for _, f := range st.Failures {
+				for _, f := range failures {
 					errText := f.Error
 					if f.Path != "" {
 						errText = f.Path + ": " + errText
 					}
-					row(w, cell(f.ID, 0), cell(f.Type, 0), cell(f.Kind, 0), relTime(now, f.UpdatedAt), cell(errText, 80))
+					row(w, cell(f.ID.String(), 0), cell(f.Type, 0), cell(f.Kind, 0), relTime(now, f.UpdatedAt), cell(errText, 80))
 				}
 			})
 		})

@@ -5,9 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/postgram-go/postgram"
 	"github.com/spf13/cobra"
-
-	"github.com/postgram-go/postgram/cmd/pgm/internal/api"
 )
 
 func (a *app) recallCmd() *cobra.Command {
@@ -43,9 +42,9 @@ rows carry only the matched chunk or a preview; recall returns everything.`,
 }
 
 // recallHeader writes an entity's fields as a two-column table.
-func (a *app) recallHeader(w io.Writer, e *api.Entity) {
+func (a *app) recallHeader(w io.Writer, e *postgram.Entity) {
 	now := a.now()
-	row(w, "ID", cell(e.ID, 0))
+	row(w, "ID", cell(e.ID.String(), 0))
 	row(w, "Type", cell(e.Type, 0))
 	row(w, "Status", cell(e.Status, 0))
 	row(w, "Visibility", cell(e.Visibility, 0))

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/cmd/pgm/internal/api"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // searchRow is the compact form of a search result: the matched chunk is
@@ -38,21 +38,21 @@ type relatedRow struct {
 // resultScore is the value results are ordered by: the recency-adjusted
 // score when the server sends one, else the RRF score; six decimals keep
 // neighbouring ranks apart.
-func resultScore(r api.SearchResult) float64 {
+func resultScore(r postgram.SearchResult) float64 {
 	s := r.Score
-	if r.RecencyScore != nil {
-		s = *r.RecencyScore
+	if r.RecencyScore != 0 { // absent from a server that sends none
+		s = r.RecencyScore
 	}
 	return math.Round(s*1e6) / 1e6
 }
 
-func toSearchRows(resp *api.SearchResponse) []searchRow {
+func toSearchRows(resp *wire.SearchResponse) []searchRow {
 	rows := make([]searchRow, 0, len(resp.Results))
 	for _, r := range resp.Results {
 		if r.Entity == nil {
 			continue
 		}
-		sr := searchRow{ID: r.Entity.ID, Type: r.Entity.Type, Score: resultScore(r), Chunk: r.ChunkContent, Tags: tagsOf(r.Entity)}
+		sr := searchRow{ID: r.Entity.ID.String(), Type: string(r.Entity.Type), Score: resultScore(r), Chunk: r.ChunkContent, Tags: tagsOf(r.Entity)}
 		if r.Edges != nil {
 			sr.Edges = r.Edges.Count
 		}
@@ -63,7 +63,7 @@ func toSearchRows(resp *api.SearchResponse) []searchRow {
 			if rel.Entity == nil {
 				continue
 			}
-			sr.Related = append(sr.Related, relatedRow{ID: rel.Entity.ID, Type: rel.Entity.Type, Relation: rel.Relation,
+			sr.Related = append(sr.Related, relatedRow{ID: rel.Entity.ID.String(), Type: string(rel.Entity.Type), Relation: rel.Relation,
 				Direction: rel.Direction, Preview: truncate(oneLine(rel.Entity.Content), previewWidth)})
 		}
 		rows = append(rows, sr)
@@ -73,9 +73,10 @@ func toSearchRows(resp *api.SearchResponse) []searchRow {
 
 func (a *app) searchCmd() *cobra.Command {
 	var (
-		in            api.SearchRequest
+		in            wire.SearchRequest
 		tags          []string
 		threshold     float64
+		typ, vis      string
 		recencyWeight float64
 	)
 	c := a.command(&cobra.Command{
@@ -99,6 +100,7 @@ keyword and vector parts of the score.`,
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}, func(cmd *cobra.Command, args []string) error {
 		in.Query = strings.Join(args, " ")
+		in.Type, in.Visibility = oneOrNone(typ), oneOrNone(vis)
 		if strings.TrimSpace(in.Query) == "" {
 			return usageErr("the query is empty")
 		}
@@ -109,7 +111,7 @@ keyword and vector parts of the score.`,
 			in.Threshold = &threshold
 		}
 		if cmd.Flags().Changed("recency-weight") {
-			in.RecencyWeight = &recencyWeight
+			in.RecencyWeight = recencyWeight
 		}
 		cl, err := a.api()
 		if err != nil {
@@ -151,9 +153,9 @@ keyword and vector parts of the score.`,
 		})
 	})
 	f := c.Flags()
-	f.StringVar(&in.Type, "type", "", listUsage("only this entity type", postgram.EntityTypes))
+	f.StringVar(&typ, "type", "", listUsage("only this entity type", postgram.EntityTypes))
 	f.StringSliceVar(&tags, "tags", nil, "only entities with every one of these comma-separated tags")
-	f.StringVar(&in.Visibility, "visibility", "", listUsage("only this visibility", postgram.Visibilities))
+	f.StringVar(&vis, "visibility", "", listUsage("only this visibility", postgram.Visibilities))
 	f.StringVar(&in.Owner, "owner", "", "only this owner")
 	f.StringVar(&in.MemoryRole, "memory-role", "", listUsage("only this memory role", memoryRoles))
 	f.IntVar(&in.Limit, "limit", 10, "number of results")
@@ -165,4 +167,12 @@ keyword and vector parts of the score.`,
 	f.StringVar(&in.Ranking, "ranking", "", "ranking to use: v2 (the server's default) or seed (the reference system's, for comparison)")
 	registerEnumCompletions(c)
 	return c
+}
+
+// oneOrNone is a one-item list for a flag's value, none when it is empty.
+func oneOrNone(s string) wire.StringList {
+	if s == "" {
+		return nil
+	}
+	return wire.StringList{s}
 }

@@ -7,12 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/cmd/pgm/internal/api"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func (a *app) storeCmd() *cobra.Command {
 	var (
-		in       api.StoreRequest
+		in       wire.StoreRequest
 		tags     []string
 		metadata string
 	)
@@ -53,7 +53,7 @@ embedding runs in the background (see 'pgm queue').`,
 		}
 		return a.emit(toWriteRow(e), raw, func(w io.Writer) error {
 			_, err := fmt.Fprintf(w, "Stored %s %s (version %d, %s, enrichment %s)\n",
-				cell(e.Type, 0), cell(e.ID, 0), e.Version, cell(e.Visibility, 0), cell(e.EnrichmentStatus, 0))
+				cell(e.Type, 0), cell(e.ID.String(), 0), e.Version, cell(e.Visibility, 0), cell(e.EnrichmentStatus, 0))
 			return err
 		})
 	})

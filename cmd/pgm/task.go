@@ -8,6 +8,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/cmd/pgm/internal/api"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // taskRow is the compact form of a task in a list.
@@ -21,7 +22,7 @@ type taskRow struct {
 	Preview string   `json:"preview"`
 }
 
-func metaStr(e *api.Entity, k string) string {
+func metaStr(e *postgram.Entity, k string) string {
 	s, _ := e.Metadata[k].(string)
 	return s
 }
@@ -42,15 +43,15 @@ says where a task can be done; a due date is 2026-12-01 or an RFC 3339 time.`,
 	return c
 }
 
-func (a *app) printTaskWrite(verb string, e *api.Entity, raw []byte) error {
+func (a *app) printTaskWrite(verb string, e *postgram.Entity, raw []byte) error {
 	return a.emit(toWriteRow(e), raw, func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "%s task %s (%s, version %d)\n", verb, cell(e.ID, 0), cell(e.Status, 0), e.Version)
+		_, err := fmt.Fprintf(w, "%s task %s (%s, version %d)\n", verb, cell(e.ID.String(), 0), cell(e.Status, 0), e.Version)
 		return err
 	})
 }
 
 func (a *app) taskAddCmd() *cobra.Command {
-	var in api.TaskRequest
+	var in wire.TaskRequest
 	c := a.command(&cobra.Command{
 		Use:               "add [content|-]",
 		Short:             "Capture a task (status inbox unless --status)",
@@ -106,7 +107,7 @@ func (a *app) taskListCmd() *cobra.Command {
 		rows := make([]taskRow, 0, len(page.Items))
 		for _, e := range page.Items {
 			if e != nil {
-				rows = append(rows, taskRow{ID: e.ID, Status: e.Status, Context: metaStr(e, "context"), DueDate: metaStr(e, "due_date"),
+				rows = append(rows, taskRow{ID: e.ID.String(), Status: string(e.Status), Context: metaStr(e, "context"), DueDate: metaStr(e, "due_date"),
 					Tags: tagsOf(e), Version: e.Version, Preview: truncate(oneLine(e.Content), previewWidth)})
 			}
 		}
@@ -145,7 +146,8 @@ func (a *app) taskListCmd() *cobra.Command {
 
 func (a *app) taskUpdateCmd() *cobra.Command {
 	var (
-		in                                api.TaskUpdateRequest
+		in                                wire.TaskUpdateRequest
+		version                           int64
 		content, context, status, dueDate string
 		tags                              []string
 	)
@@ -159,6 +161,7 @@ func (a *app) taskUpdateCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
+		in.Version = &version
 		fl := cmd.Flags()
 		set := func(name, v string, dst **string) {
 			if fl.Changed(name) {
@@ -187,7 +190,7 @@ func (a *app) taskUpdateCmd() *cobra.Command {
 		return a.printTaskWrite("Updated", e, raw)
 	})
 	f := c.Flags()
-	f.Int64Var(&in.Version, "version", 0, "the version you read (required)")
+	f.Int64Var(&version, "version", 0, "the version you read (required)")
 	f.StringVar(&content, "content", "", "new text")
 	f.StringVar(&context, "context", "", `new GTD context ("" removes it)`)
 	f.StringVar(&status, "status", "", listUsage("new status", postgram.TaskStatuses))

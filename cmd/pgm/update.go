@@ -7,12 +7,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/postgram-go/postgram"
-	"github.com/postgram-go/postgram/cmd/pgm/internal/api"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func (a *app) updateCmd() *cobra.Command {
 	var (
-		in                                            api.UpdateRequest
+		in                                            wire.UpdateRequest
+		version                                       int64
 		content, visibility, status, owner, source, m string
 		tags                                          []string
 	)
@@ -36,6 +37,7 @@ key by key into the existing metadata (a key set to null is removed).`,
 		if err != nil {
 			return err
 		}
+		in.Version = &version
 		fl := cmd.Flags()
 		if len(args) == 2 {
 			if args[1] != "-" || fl.Changed("content") {
@@ -82,12 +84,12 @@ key by key into the existing metadata (a key set to null is removed).`,
 		}
 		return a.emit(toWriteRow(e), raw, func(w io.Writer) error {
 			_, err := fmt.Fprintf(w, "Updated %s %s (now version %d, %s, enrichment %s)\n",
-				cell(e.Type, 0), cell(e.ID, 0), e.Version, cell(e.Status, 0), cell(e.EnrichmentStatus, 0))
+				cell(e.Type, 0), cell(e.ID.String(), 0), e.Version, cell(e.Status, 0), cell(e.EnrichmentStatus, 0))
 			return err
 		})
 	})
 	f := c.Flags()
-	f.Int64Var(&in.Version, "version", 0, "the version you read (required)")
+	f.Int64Var(&version, "version", 0, "the version you read (required)")
 	f.StringVar(&content, "content", "", `new content ("-" reads standard input)`)
 	f.StringSliceVar(&tags, "tags", nil, `new comma-separated tags, replacing the old ones ("" clears them)`)
 	f.StringVar(&visibility, "visibility", "", listUsage("new visibility", postgram.Visibilities))

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // Wire shapes of entity tools (DESIGN.md §8).
@@ -66,12 +67,6 @@ func viewOf(e *postgram.Entity) entityView {
 		v.Metadata = map[string]any{}
 	}
 	return v
-}
-
-// deleteReply is {id, deleted: true}, in both shapes.
-type deleteReply struct {
-	ID      uuid.UUID `json:"id"`
-	Deleted bool      `json:"deleted"`
 }
 
 func strs[T ~string](in []T) []string {
@@ -193,7 +188,7 @@ func storeTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{Compact: ackOf(e), Full: entityReply[*postgram.Entity]{e}}, nil
+	return reply{Compact: ackOf(e), Full: wire.EntityResponse{Entity: e}}, nil
 }
 
 func recallTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
@@ -206,7 +201,7 @@ func recallTool(ctx context.Context, c *postgram.Client, a args) (reply, error) 
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{Compact: entityReply[entityView]{viewOf(e)}, Full: entityReply[*postgram.Entity]{e}}, nil
+	return reply{Compact: entityReply[entityView]{viewOf(e)}, Full: wire.EntityResponse{Entity: e}}, nil
 }
 
 func updateTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
@@ -242,7 +237,7 @@ func updateTool(ctx context.Context, c *postgram.Client, a args) (reply, error) 
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{Compact: ackOf(e), Full: entityReply[*postgram.Entity]{e}}, nil
+	return reply{Compact: ackOf(e), Full: wire.EntityResponse{Entity: e}}, nil
 }
 
 func deleteTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
@@ -254,5 +249,5 @@ func deleteTool(ctx context.Context, c *postgram.Client, a args) (reply, error) 
 	if _, err := c.Delete(ctx, id); err != nil {
 		return reply{}, err
 	}
-	return reply{Compact: deleteReply{ID: id, Deleted: true}}, nil
+	return reply{Compact: wire.DeleteResponse{ID: id, Deleted: true}}, nil
 }

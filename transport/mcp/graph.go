@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // Wire shapes of the graph tools.
@@ -42,13 +43,6 @@ type graphCompact struct {
 	Entities  []graphNode `json:"entities"`
 	Edges     []edgeRow   `json:"edges"`
 	Truncated bool        `json:"truncated,omitempty"`
-}
-
-// graphFull is the REST shape of GET /api/entities/{id}/graph.
-type graphFull struct {
-	Entities  []*postgram.Entity `json:"entities"`
-	Edges     []postgram.Edge    `json:"edges"`
-	Truncated bool               `json:"truncated,omitempty"`
 }
 
 func graphTools() []toolSpec {
@@ -133,7 +127,7 @@ func linkTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{Compact: edgeReply[edgeRow]{edgeRowOf(*e)}, Full: edgeReply[*postgram.Edge]{e}}, nil
+	return reply{Compact: edgeReply[edgeRow]{edgeRowOf(*e)}, Full: wire.EdgeResponse{Edge: e}}, nil
 }
 
 func unlinkTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
@@ -144,7 +138,7 @@ func unlinkTool(ctx context.Context, c *postgram.Client, a args) (reply, error) 
 	if err := c.Unlink(ctx, id); err != nil {
 		return reply{}, err
 	}
-	return reply{Compact: deleteReply{ID: id, Deleted: true}}, nil
+	return reply{Compact: wire.DeleteResponse{ID: id, Deleted: true}}, nil
 }
 
 func expandTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
@@ -173,5 +167,5 @@ func expandTool(ctx context.Context, c *postgram.Client, a args) (reply, error) 
 	for _, e := range g.Edges {
 		out.Edges = append(out.Edges, edgeRowOf(e))
 	}
-	return reply{Compact: out, Full: graphFull{Entities: g.Entities, Edges: g.Edges, Truncated: g.Truncated}}, nil
+	return reply{Compact: out, Full: wire.Graph{Entities: g.Entities, Edges: g.Edges, Truncated: g.Truncated}}, nil
 }

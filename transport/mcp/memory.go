@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // groomCompact is the compact answer of groom_session_context.
@@ -89,7 +90,7 @@ func storeSessionContextTool(ctx context.Context, c *postgram.Client, a args) (r
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{Compact: ackOf(e), Full: entityReply[*postgram.Entity]{e}}, nil
+	return reply{Compact: ackOf(e), Full: wire.EntityResponse{Entity: e}}, nil
 }
 
 func groomSessionContextTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
@@ -115,5 +116,5 @@ func groomSessionContextTool(ctx context.Context, c *postgram.Client, a args) (r
 	for _, it := range res.Items {
 		out.Items = append(out.Items, groomRow{ID: it.ID.String(), Topic: it.Topic, Session: it.SessionID, Action: it.Action, Preview: preview(it.Preview)})
 	}
-	return reply{Compact: out, Full: res}, nil
+	return reply{Compact: out, Full: wire.NewGroomResponse(res)}, nil
 }

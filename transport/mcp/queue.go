@@ -7,6 +7,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // defaultFailureLimit is how many failures include_failures lists when
@@ -64,5 +65,5 @@ func queueTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
 	for _, f := range st.Failures {
 		out.Failures = append(out.Failures, queueFailureRow{ID: f.ID, Type: f.Type, Kind: f.Kind, Error: f.Error})
 	}
-	return reply{Compact: out, Full: st}, nil
+	return reply{Compact: out, Full: wire.NewQueueResponse(st, limit > 0)}, nil
 }

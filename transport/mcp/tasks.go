@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // taskRow is a compact task: {id, status, content, context?, due_date?,
@@ -126,7 +127,7 @@ func taskCreateTool(ctx context.Context, c *postgram.Client, a args) (reply, err
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{Compact: ackOf(e), Full: entityReply[*postgram.Entity]{e}}, nil
+	return reply{Compact: ackOf(e), Full: wire.EntityResponse{Entity: e}}, nil
 }
 
 func taskListTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
@@ -207,7 +208,7 @@ func taskUpdateTool(ctx context.Context, c *postgram.Client, a args) (reply, err
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{Compact: ackOf(e), Full: entityReply[*postgram.Entity]{e}}, nil
+	return reply{Compact: ackOf(e), Full: wire.EntityResponse{Entity: e}}, nil
 }
 
 func taskCompleteTool(ctx context.Context, c *postgram.Client, a args) (reply, error) {
@@ -221,5 +222,5 @@ func taskCompleteTool(ctx context.Context, c *postgram.Client, a args) (reply, e
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{Compact: ackOf(e), Full: entityReply[*postgram.Entity]{e}}, nil
+	return reply{Compact: ackOf(e), Full: wire.EntityResponse{Entity: e}}, nil
 }

@@ -10,17 +10,12 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func (s *Server) backupRoutes() {
 	s.api.HandleFunc("/api/admin/backup", s.backup).Methods(http.MethodGet)
 	s.api.HandleFunc("/api/admin/backups", s.backups).Methods(http.MethodGet)
-}
-
-// backupsResponse is the body of GET /api/admin/backups.
-type backupsResponse struct {
-	Schedule *backup.Status         `json:"schedule"`
-	Items    []backup.ScheduledFile `json:"items"`
 }
 
 // backups lists the server's scheduled backups (names, sizes and times)
@@ -34,7 +29,7 @@ func (s *Server) backups(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	resp := backupsResponse{Items: []backup.ScheduledFile{}}
+	resp := wire.Backups{Items: []backup.ScheduledFile{}}
 	if s.cfg.BackupStatus != nil {
 		st := s.cfg.BackupStatus()
 		resp.Schedule = &st

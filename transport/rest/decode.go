@@ -19,6 +19,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/transport/apierror"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // decodeJSON reads the request body (at most MaxBodyBytes) into dst, a
@@ -235,6 +236,9 @@ func typeName(t reflect.Type) string {
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t == wire.StringListType {
+		return "a string or an array of strings"
 	}
 	if t == rawMessageType {
 		return "a JSON value"

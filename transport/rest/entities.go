@@ -3,10 +3,9 @@ package rest
 import (
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/transport/apierror"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func (s *Server) entityRoutes() {
@@ -35,51 +34,23 @@ func (noClientError) Error() string { return "rest: handler reached without an a
 
 var errNoClient error = noClientError{}
 
-// entityResponse is {entity}.
-type entityResponse struct {
-	Entity *postgram.Entity `json:"entity"`
-}
-
-// createEntityRequest is the body of POST /api/entities.
-type createEntityRequest struct {
-	Type           string         `json:"type"`
-	Content        string         `json:"content"`
-	Visibility     string         `json:"visibility"`
-	Owner          string         `json:"owner"`
-	Status         string         `json:"status"`
-	Tags           []string       `json:"tags"`
-	Source         string         `json:"source"`
-	Metadata       map[string]any `json:"metadata"`
-	SkipExtraction bool           `json:"skip_extraction"`
-}
-
 func (s *Server) createEntity(w http.ResponseWriter, r *http.Request) {
 	c := s.client(w, r)
 	if c == nil {
 		return
 	}
-	var req createEntityRequest
+	var req wire.StoreRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	e, err := c.Store(r.Context(), postgram.StoreInput{
-		Type:           postgram.EntityType(req.Type),
-		Content:        req.Content,
-		Visibility:     postgram.Visibility(req.Visibility),
-		Owner:          req.Owner,
-		Status:         postgram.Status(req.Status),
-		Tags:           req.Tags,
-		Source:         req.Source,
-		Metadata:       req.Metadata,
-		SkipExtraction: req.SkipExtraction,
-	})
+	e, err := c.Store(r.Context(), req.Input())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/api/entities/"+e.ID.String())
-	s.writeJSON(w, r, http.StatusCreated, entityResponse{Entity: e})
+	s.writeJSON(w, r, http.StatusCreated, wire.EntityResponse{Entity: e})
 }
 
 func (s *Server) getEntity(w http.ResponseWriter, r *http.Request) {
@@ -102,21 +73,7 @@ func (s *Server) getEntity(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, entityResponse{Entity: e})
-}
-
-// updateEntityRequest is the body of PATCH /api/entities/{id}. Absent (or
-// null) fields are left unchanged; metadata is shallow-merged, a key set
-// to null removing it.
-type updateEntityRequest struct {
-	Version    *int64         `json:"version"`
-	Content    *string        `json:"content"`
-	Visibility *string        `json:"visibility"`
-	Owner      *string        `json:"owner"`
-	Status     *string        `json:"status"`
-	Tags       *[]string      `json:"tags"`
-	Source     *string        `json:"source"`
-	Metadata   map[string]any `json:"metadata"`
+	s.writeJSON(w, r, http.StatusOK, wire.EntityResponse{Entity: e})
 }
 
 func (s *Server) updateEntity(w http.ResponseWriter, r *http.Request) {
@@ -132,7 +89,7 @@ func (s *Server) updateEntity(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var req updateEntityRequest
+	var req wire.UpdateRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -141,34 +98,13 @@ func (s *Server) updateEntity(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, invalid("version", "is required: send the version you read (optimistic concurrency)"))
 		return
 	}
-	in := postgram.UpdateInput{
-		Version:  *req.Version,
-		Content:  req.Content,
-		Owner:    req.Owner,
-		Tags:     req.Tags,
-		Source:   req.Source,
-		Metadata: req.Metadata,
-	}
-	if req.Visibility != nil {
-		v := postgram.Visibility(*req.Visibility)
-		in.Visibility = &v
-	}
-	if req.Status != nil {
-		st := postgram.Status(*req.Status)
-		in.Status = &st
-	}
+	in := req.Update(*req.Version)
 	e, err := c.Update(r.Context(), id, in)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, entityResponse{Entity: e})
-}
-
-// deleteResponse is {id, deleted: true}.
-type deleteResponse struct {
-	ID      uuid.UUID `json:"id"`
-	Deleted bool      `json:"deleted"`
+	s.writeJSON(w, r, http.StatusOK, wire.EntityResponse{Entity: e})
 }
 
 func (s *Server) deleteEntity(w http.ResponseWriter, r *http.Request) {
@@ -189,7 +125,7 @@ func (s *Server) deleteEntity(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, deleteResponse{ID: e.ID, Deleted: true})
+	s.writeJSON(w, r, http.StatusOK, wire.DeleteResponse{ID: e.ID, Deleted: true})
 }
 
 // listParams are the query parameters of GET /api/entities.
@@ -224,26 +160,6 @@ func (s *Server) listEntities(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, http.StatusOK, page)
 }
 
-// bulkArchiveRequest is the body of POST /api/entities/bulk/archive.
-type bulkArchiveRequest struct {
-	IDs []string `json:"ids"`
-}
-
-type bulkArchived struct {
-	ID string `json:"id"`
-}
-
-type bulkFailed struct {
-	ID      string        `json:"id"`
-	Code    apierror.Code `json:"code"`
-	Message string        `json:"message"`
-}
-
-type bulkArchiveResponse struct {
-	Archived []bulkArchived `json:"archived"`
-	Failed   []bulkFailed   `json:"failed"`
-}
-
 func (s *Server) bulkArchive(w http.ResponseWriter, r *http.Request) {
 	c := s.client(w, r)
 	if c == nil {
@@ -253,7 +169,7 @@ func (s *Server) bulkArchive(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var req bulkArchiveRequest
+	var req wire.BulkArchiveRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -263,17 +179,17 @@ func (s *Server) bulkArchive(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	resp := bulkArchiveResponse{Archived: []bulkArchived{}, Failed: []bulkFailed{}}
+	resp := wire.BulkArchiveResponse{Archived: []wire.BulkArchived{}, Failed: []wire.BulkFailed{}}
 	for _, res := range results {
 		if res.Error == nil {
-			resp.Archived = append(resp.Archived, bulkArchived{ID: res.ID})
+			resp.Archived = append(resp.Archived, wire.BulkArchived{ID: res.ID})
 			continue
 		}
 		env := apierror.From(res.Error)
 		if env.Error.Code == apierror.Internal {
 			s.log.Error("bulk archive: internal error", "request_id", RequestIDFrom(r.Context()), "id", res.ID, "err", res.Error)
 		}
-		resp.Failed = append(resp.Failed, bulkFailed{ID: res.ID, Code: env.Error.Code, Message: env.Error.Message})
+		resp.Failed = append(resp.Failed, wire.BulkFailed{ID: res.ID, Code: env.Error.Code, Message: env.Error.Message})
 	}
 	s.writeJSON(w, r, http.StatusOK, resp)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func (s *Server) graphRoutes() {
@@ -17,19 +18,6 @@ func (s *Server) graphRoutes() {
 	s.api.HandleFunc("/api/edges/{id}", s.deleteEdge).Methods(http.MethodDelete)
 	s.api.HandleFunc("/api/entities/{id}/edges", s.entityEdges).Methods(http.MethodGet)
 	s.api.HandleFunc("/api/entities/{id}/graph", s.entityGraph).Methods(http.MethodGet)
-}
-
-// createEdgeRequest is the body of POST /api/edges.
-type createEdgeRequest struct {
-	SourceID   string         `json:"source_id"`
-	TargetID   string         `json:"target_id"`
-	Relation   string         `json:"relation"`
-	Confidence *float64       `json:"confidence"`
-	Metadata   map[string]any `json:"metadata"`
-}
-
-type edgeResponse struct {
-	Edge *postgram.Edge `json:"edge"`
 }
 
 func (s *Server) createEdge(w http.ResponseWriter, r *http.Request) {
@@ -41,7 +29,7 @@ func (s *Server) createEdge(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var req createEdgeRequest
+	var req wire.LinkRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -62,7 +50,7 @@ func (s *Server) createEdge(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusCreated, edgeResponse{Edge: e})
+	s.writeJSON(w, r, http.StatusCreated, wire.EdgeResponse{Edge: e})
 }
 
 func requiredID(field, v string) (uuid.UUID, error) {
@@ -89,11 +77,7 @@ func (s *Server) deleteEdge(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, deleteResponse{ID: id, Deleted: true})
-}
-
-type edgesResponse struct {
-	Edges []postgram.Edge `json:"edges"`
+	s.writeJSON(w, r, http.StatusOK, wire.DeleteResponse{ID: id, Deleted: true})
 }
 
 func (s *Server) entityEdges(w http.ResponseWriter, r *http.Request) {
@@ -126,14 +110,7 @@ func (s *Server) entityEdges(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, edgesResponse{Edges: es})
-}
-
-// graphResponse is {entities, edges, truncated?}.
-type graphResponse struct {
-	Entities  []*postgram.Entity `json:"entities"`
-	Edges     []postgram.Edge    `json:"edges"`
-	Truncated bool               `json:"truncated,omitempty"`
+	s.writeJSON(w, r, http.StatusOK, wire.EdgeList{Edges: es})
 }
 
 func (s *Server) entityGraph(w http.ResponseWriter, r *http.Request) {
@@ -170,7 +147,7 @@ func (s *Server) entityGraph(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g = graphOwned(g, id, opts.Depth, owner)
-	s.writeJSON(w, r, http.StatusOK, graphResponse{Entities: g.Entities, Edges: g.Edges, Truncated: g.Truncated})
+	s.writeJSON(w, r, http.StatusOK, wire.Graph{Entities: g.Entities, Edges: g.Edges, Truncated: g.Truncated})
 }
 
 // floatParam returns a number parameter in [lo, hi], or def when absent.

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func (s *Server) healthRoutes() {
@@ -14,32 +14,6 @@ func (s *Server) healthRoutes() {
 
 // healthTimeout bounds the store ping of /health.
 const healthTimeout = 5 * time.Second
-
-// healthResponse is the body of GET /health. It is open, so it carries
-// states, never the store's or the provider's error text (which can echo
-// user content; it is logged instead).
-type healthResponse struct {
-	Status    string          `json:"status"` // ok, degraded or unavailable
-	Version   string          `json:"version"`
-	Store     storeHealth     `json:"store"`
-	Embedding embeddingHealth `json:"embedding"`
-	// Warnings are the server's standing configuration warnings (for
-	// example plain HTTP on a non-loopback address); absent when none.
-	Warnings []string `json:"warnings,omitempty"`
-	// Backup is the scheduled backups' state (no error text); absent when
-	// they are off.
-	Backup *backup.Status `json:"backup,omitempty"`
-}
-
-type storeHealth struct {
-	Name  string `json:"name"`
-	State string `json:"state"` // ok, read_only or unavailable
-}
-
-type embeddingHealth struct {
-	State string `json:"state"` // ok, unknown, failing or disabled
-	Model string `json:"model,omitempty"`
-}
 
 // health reports the server's dependencies: 200 when the store answers
 // (status "degraded" when embedding is failing or off, or the store is
@@ -51,11 +25,11 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
 	defer cancel()
 	h, err := s.admin.Health(ctx)
-	resp := healthResponse{
+	resp := wire.Health{
 		Status:    h.Status,
 		Version:   s.cfg.Version,
-		Store:     storeHealth{Name: h.Store.Name, State: h.Store.State},
-		Embedding: embeddingHealth{State: h.Embedding.State, Model: h.Embedding.Model},
+		Store:     wire.StoreHealth{Name: h.Store.Name, State: h.Store.State},
+		Embedding: wire.EmbeddingHealth{State: h.Embedding.State, Model: h.Embedding.Model},
 		Warnings:  s.cfg.Warnings,
 	}
 	if s.cfg.BackupStatus != nil {

@@ -5,17 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/mux"
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/syncproto"
 	"github.com/postgram-go/postgram/transport/apierror"
 	"github.com/postgram-go/postgram/transport/rest"
+	"github.com/postgram-go/postgram/wire"
 )
 
 var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -191,26 +195,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		}
 	}
 
-	// Request bodies list exactly the fields the handlers decode.
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
-	for name, v := range rest.RequestBodies {
-		s, ok := schemas[name].(map[string]any)
-		if !ok {
-			t.Errorf("schema %s missing", name)
-			continue
-		}
-		var props []string
-		for k := range s["properties"].(map[string]any) {
-			props = append(props, k)
-		}
-		if !sameSet(props, rest.FieldNames(v)) {
-			t.Errorf("schema %s properties %v, handler fields %v", name, props, rest.FieldNames(v))
-		}
-		if s["additionalProperties"] != false {
-			t.Errorf("schema %s must say additionalProperties: false (unknown fields are rejected)", name)
-		}
-	}
-
 	// The error codes are apierror's table.
 	var codes []string
 	for _, c := range schemas["ErrorCode"].(map[string]any)["enum"].([]any) {
@@ -280,3 +265,153 @@ func sameSet(a, b []string) bool {
 type nilStore struct{ driver.Storage }
 
 func (nilStore) Name() string { return "nil" }
+
+// wireShapes maps every object schema of the OpenAPI document to the Go
+// type the server encodes or decodes (package wire, the library's types,
+// syncproto). The client (pgm) uses the same types, so the document, the
+// server and the client cannot drift apart.
+var wireShapes = map[string]any{
+	"Entity":                driver.Entity{},
+	"EntityResponse":        wire.EntityResponse{},
+	"StoreRequest":          wire.StoreRequest{},
+	"UpdateRequest":         wire.UpdateRequest{},
+	"DeleteResponse":        wire.DeleteResponse{},
+	"EntityList":            wire.EntityList{},
+	"BulkArchiveRequest":    wire.BulkArchiveRequest{},
+	"BulkArchiveResponse":   wire.BulkArchiveResponse{},
+	"SearchRequest":         wire.SearchRequest{},
+	"SearchResponse":        wire.SearchResponse{},
+	"SearchResult":          postgram.SearchResult{},
+	"Explanation":           postgram.Explanation{},
+	"EdgeSummary":           postgram.EdgeSummary{},
+	"Related":               postgram.Related{},
+	"Degradation":           postgram.Degradation{},
+	"SearchStats":           postgram.SearchStats{},
+	"LinkRequest":           wire.LinkRequest{},
+	"Edge":                  postgram.Edge{},
+	"EdgeResponse":          wire.EdgeResponse{},
+	"EdgeList":              wire.EdgeList{},
+	"Graph":                 wire.Graph{},
+	"QueueStatus":           wire.QueueResponse{},
+	"Health":                wire.Health{},
+	"SessionContextRequest": wire.SessionContextRequest{},
+	"GroomRequest":          wire.GroomRequest{},
+	"GroomResult":           wire.GroomResponse{},
+	"CreateTaskRequest":     wire.TaskRequest{},
+	"UpdateTaskRequest":     wire.TaskUpdateRequest{},
+	"CompleteTaskRequest":   wire.CompleteTaskRequest{},
+	"SyncFileEntry":         syncproto.FileEntry{},
+	"SyncUploadFile":        syncproto.UploadFile{},
+	"SyncManifestRequest":   wire.SyncManifestRequest{},
+	"SyncFilesRequest":      wire.SyncFilesRequest{},
+	"SyncDiffResponse":      syncproto.DiffResponse{},
+	"SyncUploadResponse":    syncproto.UploadResponse{},
+	"SyncFinalizeResponse":  syncproto.FinalizeResponse{},
+	"SyncPushResponse":      syncproto.PushResponse{},
+	"SyncStatus":            syncproto.StatusResponse{},
+	"Error":                 apierror.Envelope{},
+	"ConflictError":         apierror.Envelope{},
+}
+
+// TestOpenAPIWireShapes: every object schema of the document has a Go
+// type in wireShapes whose JSON fields are exactly the schema's
+// properties; request bodies (the schemas that reject unknown fields) are
+// the types the handlers decode.
+func TestOpenAPIWireShapes(t *testing.T) {
+	t.Parallel()
+	doc := loadDoc(t)
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for name, raw := range schemas {
+		s := raw.(map[string]any)
+		if s["type"] != "object" {
+			continue
+		}
+		v, ok := wireShapes[name]
+		if !ok {
+			t.Errorf("schema %s has no Go type in wireShapes: add its wire type", name)
+			continue
+		}
+		var props []string
+		for k := range s["properties"].(map[string]any) {
+			props = append(props, k)
+		}
+		fields := jsonFields(reflect.TypeOf(v))
+		if m, ok := v.(json.Marshaler); ok {
+			fields = marshalledFields(t, m) // a custom encoding (reference-server spellings)
+		}
+		if diff := cmp.Diff(sorted(props), sorted(fields)); diff != "" {
+			t.Errorf("schema %s (-document +%T):\n%s", name, v, diff)
+		}
+	}
+	for name := range wireShapes {
+		if _, ok := schemas[name]; !ok {
+			t.Errorf("wireShapes names %s, which the document does not define", name)
+		}
+	}
+}
+
+// marshalledFields lists the keys a zero value of a custom-encoded type
+// writes.
+func marshalledFields(t *testing.T, m json.Marshaler) []string {
+	b, err := m.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for k := range obj {
+		out = append(out, k)
+	}
+	return out
+}
+
+func sorted(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return out
+}
+
+// jsonFields lists the top-level JSON field names of struct type t as
+// encoding/json sees them: embedded structs flattened, "-" skipped, an
+// outer name hiding an inner one.
+func jsonFields(t reflect.Type) []string {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		var embedded []reflect.Type
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			if f.Anonymous && name == "" {
+				embedded = append(embedded, f.Type)
+				continue
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+		for _, e := range embedded {
+			walk(e)
+		}
+	}
+	walk(t)
+	return out
+}

@@ -3,7 +3,7 @@ package rest
 import (
 	"net/http"
 
-	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func (s *Server) queueRoutes() {
@@ -16,15 +16,6 @@ var queueParams = []string{"include_failures", "failure_limit"}
 // defaultFailureLimit is how many failures GET /api/queue lists when
 // failure_limit is absent (the library bounds it: 0 to 100).
 const defaultFailureLimit = 20
-
-// queueResponse is the library's QueueStatus, except that failures is
-// present (possibly empty) exactly when include_failures is true and
-// extraction is null when extraction is not configured.
-type queueResponse struct {
-	Embedding  driver.EmbeddingQueue   `json:"embedding"`
-	Extraction *driver.ExtractionQueue `json:"extraction"`
-	Failures   *[]driver.QueueFailure  `json:"failures,omitempty"`
-}
 
 func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	c := s.client(w, r)
@@ -46,13 +37,5 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	resp := queueResponse{Embedding: st.Embedding, Extraction: st.Extraction} // nil when extraction is off
-	if include {
-		f := st.Failures
-		if f == nil {
-			f = []driver.QueueFailure{}
-		}
-		resp.Failures = &f
-	}
-	s.writeJSON(w, r, http.StatusOK, resp)
+	s.writeJSON(w, r, http.StatusOK, wire.NewQueueResponse(st, include))
 }

@@ -1,34 +1,13 @@
 package rest
 
 import (
-	"encoding/json"
 	"net/http"
 
-	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func (s *Server) searchRoutes() {
 	s.api.HandleFunc("/api/search", s.search).Methods(http.MethodPost)
-}
-
-// searchRequest is the body of POST /api/search. type and visibility take
-// one string or an array of strings.
-type searchRequest struct {
-	Query           string          `json:"query"`
-	Type            json.RawMessage `json:"type"`
-	Tags            []string        `json:"tags"`
-	Visibility      json.RawMessage `json:"visibility"`
-	Owner           string          `json:"owner"`
-	MemoryRole      string          `json:"memory_role"`
-	Limit           int             `json:"limit"`
-	Threshold       *float64        `json:"threshold"`
-	RecencyWeight   float64         `json:"recency_weight"`
-	ExpandGraph     bool            `json:"expand_graph"`
-	IncludeArchived bool            `json:"include_archived"`
-	IncludeContent  *bool           `json:"include_content"`
-	Strategy        string          `json:"strategy"`
-	Ranking         string          `json:"ranking"`
-	Explain         bool            `json:"explain"`
 }
 
 // search answers with the library's SearchResponse JSON: {results,
@@ -42,38 +21,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var req searchRequest
+	var req wire.SearchRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	types, err := stringOrList("type", req.Type)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	vis, err := stringOrList("visibility", req.Visibility)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	resp, err := c.Search(r.Context(), postgram.SearchRequest{
-		Query:           req.Query,
-		Types:           convert[postgram.EntityType](types),
-		Tags:            req.Tags,
-		Visibilities:    convert[postgram.Visibility](vis),
-		Owner:           req.Owner,
-		MemoryRole:      postgram.MemoryRole(req.MemoryRole),
-		IncludeArchived: req.IncludeArchived,
-		Limit:           req.Limit,
-		Threshold:       req.Threshold,
-		RecencyWeight:   req.RecencyWeight,
-		ExpandGraph:     req.ExpandGraph,
-		IncludeContent:  req.IncludeContent,
-		Strategy:        postgram.Strategy(req.Strategy),
-		Ranking:         postgram.RankingMode(req.Ranking),
-		Explain:         req.Explain,
-	})
+	resp, err := c.Search(r.Context(), req.Request())
 	if err != nil {
 		s.writeError(w, r, err)
 		return

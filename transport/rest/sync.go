@@ -14,6 +14,7 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/syncproto"
 	"github.com/postgram-go/postgram/transport/apierror"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // Markdown folder sync (DESIGN.md §8 "Sync"): the three phases of
@@ -35,22 +36,6 @@ func (s *Server) syncRoutes() {
 	s.api.HandleFunc("/api/sync/finalize", s.syncFinalize).Methods(http.MethodPost)
 	s.api.HandleFunc("/api/sync", s.syncPush).Methods(http.MethodPost)
 	s.api.HandleFunc("/api/sync/status/{repo}", s.syncStatus).Methods(http.MethodGet)
-}
-
-// syncManifestRequest is the body of POST /api/sync/diff and
-// /api/sync/finalize: the complete manifest of the folder. files is
-// required (an empty array for an empty folder), so that a client that
-// forgets it cannot archive the whole repository at finalize.
-type syncManifestRequest struct {
-	Repo  string                 `json:"repo"`
-	Files *[]syncproto.FileEntry `json:"files"`
-}
-
-// syncFilesRequest is the body of POST /api/sync/upload (one batch) and
-// POST /api/sync (the whole folder, single shot).
-type syncFilesRequest struct {
-	Repo  string                  `json:"repo"`
-	Files *[]syncproto.UploadFile `json:"files"`
 }
 
 func newFileEntry() any  { return new(syncproto.FileEntry) }
@@ -193,7 +178,7 @@ func (s *Server) syncDiff(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	var req syncManifestRequest
+	var req wire.SyncManifestRequest
 	err := params(r).err
 	if err == nil {
 		err = s.decodeSync(w, r, &req, newFileEntry)
@@ -219,7 +204,7 @@ func (s *Server) syncUpload(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	var req syncFilesRequest
+	var req wire.SyncFilesRequest
 	err := params(r).err
 	if err == nil {
 		err = s.decodeSync(w, r, &req, newUploadFile)
@@ -245,7 +230,7 @@ func (s *Server) syncFinalize(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	var req syncManifestRequest
+	var req wire.SyncManifestRequest
 	err := params(r).err
 	if err == nil {
 		err = s.decodeSync(w, r, &req, newFileEntry)
@@ -271,7 +256,7 @@ func (s *Server) syncPush(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	var req syncFilesRequest
+	var req wire.SyncFilesRequest
 	err := params(r).err
 	if err == nil {
 		err = s.decodeSync(w, r, &req, newUploadFile)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func (s *Server) taskRoutes() {
@@ -14,37 +15,23 @@ func (s *Server) taskRoutes() {
 	s.api.HandleFunc("/api/tasks/{id}/complete", s.completeTask).Methods(http.MethodPost)
 }
 
-// createTaskRequest is the body of POST /api/tasks.
-type createTaskRequest struct {
-	Content    string         `json:"content"`
-	Context    string         `json:"context"`
-	Status     string         `json:"status"`
-	DueDate    string         `json:"due_date"`
-	Tags       []string       `json:"tags"`
-	Visibility string         `json:"visibility"`
-	Owner      string         `json:"owner"`
-	Metadata   map[string]any `json:"metadata"`
-}
-
 func (s *Server) createTask(w http.ResponseWriter, r *http.Request) {
 	c := s.client(w, r)
 	if c == nil {
 		return
 	}
-	var req createTaskRequest
+	var req wire.TaskRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	e, err := c.CreateTask(r.Context(), postgram.TaskInput{Content: req.Content, Context: req.Context,
-		Status: postgram.Status(req.Status), DueDate: req.DueDate, Tags: req.Tags,
-		Visibility: postgram.Visibility(req.Visibility), Owner: req.Owner, Metadata: req.Metadata})
+	e, err := c.CreateTask(r.Context(), req.Input())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/api/entities/"+e.ID.String())
-	s.writeJSON(w, r, http.StatusCreated, entityResponse{Entity: e})
+	s.writeJSON(w, r, http.StatusCreated, wire.EntityResponse{Entity: e})
 }
 
 // taskListParams are the query parameters of GET /api/tasks.
@@ -89,20 +76,6 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, http.StatusOK, page)
 }
 
-// updateTaskRequest is the body of PATCH /api/tasks/{id}. Absent (or
-// null) fields are left unchanged; an empty context or due_date removes it.
-type updateTaskRequest struct {
-	Version    *int64         `json:"version"`
-	Content    *string        `json:"content"`
-	Context    *string        `json:"context"`
-	Status     *string        `json:"status"`
-	DueDate    *string        `json:"due_date"`
-	Tags       *[]string      `json:"tags"`
-	Visibility *string        `json:"visibility"`
-	Owner      *string        `json:"owner"`
-	Metadata   map[string]any `json:"metadata"`
-}
-
 func (s *Server) updateTask(w http.ResponseWriter, r *http.Request) {
 	c := s.client(w, r)
 	if c == nil {
@@ -116,7 +89,7 @@ func (s *Server) updateTask(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var req updateTaskRequest
+	var req wire.TaskUpdateRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -125,27 +98,13 @@ func (s *Server) updateTask(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, invalid("version", "is required: send the version you read (optimistic concurrency)"))
 		return
 	}
-	in := postgram.TaskUpdate{Version: *req.Version, Content: req.Content, Context: req.Context, DueDate: req.DueDate,
-		Tags: req.Tags, Owner: req.Owner, Metadata: req.Metadata}
-	if req.Status != nil {
-		st := postgram.Status(*req.Status)
-		in.Status = &st
-	}
-	if req.Visibility != nil {
-		v := postgram.Visibility(*req.Visibility)
-		in.Visibility = &v
-	}
+	in := req.Update(*req.Version)
 	e, err := c.UpdateTask(r.Context(), id, in)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, entityResponse{Entity: e})
-}
-
-// completeTaskRequest is the body of POST /api/tasks/{id}/complete.
-type completeTaskRequest struct {
-	Version *int64 `json:"version"`
+	s.writeJSON(w, r, http.StatusOK, wire.EntityResponse{Entity: e})
 }
 
 func (s *Server) completeTask(w http.ResponseWriter, r *http.Request) {
@@ -161,7 +120,7 @@ func (s *Server) completeTask(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var req completeTaskRequest
+	var req wire.CompleteTaskRequest
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -175,5 +134,5 @@ func (s *Server) completeTask(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, entityResponse{Entity: e})
+	s.writeJSON(w, r, http.StatusOK, wire.EntityResponse{Entity: e})
 }

@@ -26,7 +26,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/transport/apierror"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // maxResponseBytes bounds a response body (a full page of large entities
@@ -233,8 +237,8 @@ func entityPath(id string) string { return "/api/entities/" + url.PathEscape(id)
 
 // decodeEntity reads a single-entity response: {"entity": {...}}, or a bare
 // entity object for tolerance.
-func decodeEntity(raw []byte) (*Entity, error) {
-	var env entityEnvelope
+func decodeEntity(raw []byte) (*postgram.Entity, error) {
+	var env wire.EntityResponse
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&env); err != nil {
@@ -243,19 +247,19 @@ func decodeEntity(raw []byte) (*Entity, error) {
 	if env.Entity != nil {
 		return env.Entity, nil
 	}
-	var e Entity
+	var e postgram.Entity
 	dec = json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&e); err != nil {
 		return nil, err
 	}
-	if e.ID == "" {
+	if e.ID == uuid.Nil {
 		return nil, errors.New("response holds no entity")
 	}
 	return &e, nil
 }
 
-func (c *Client) entity(ctx context.Context, method, path string, body any) (*Entity, []byte, error) {
+func (c *Client) entity(ctx context.Context, method, path string, body any) (*postgram.Entity, []byte, error) {
 	raw, err := c.do(ctx, method, path, nil, body, nil)
 	if err != nil {
 		return nil, nil, err
@@ -268,23 +272,23 @@ func (c *Client) entity(ctx context.Context, method, path string, body any) (*En
 }
 
 // Store creates an entity (POST /api/entities).
-func (c *Client) Store(ctx context.Context, in StoreRequest) (*Entity, []byte, error) {
+func (c *Client) Store(ctx context.Context, in wire.StoreRequest) (*postgram.Entity, []byte, error) {
 	return c.entity(ctx, http.MethodPost, "/api/entities", in)
 }
 
 // Get reads one entity (GET /api/entities/{id}).
-func (c *Client) Get(ctx context.Context, id string) (*Entity, []byte, error) {
+func (c *Client) Get(ctx context.Context, id string) (*postgram.Entity, []byte, error) {
 	return c.entity(ctx, http.MethodGet, entityPath(id), nil)
 }
 
 // Update changes an entity (PATCH /api/entities/{id}).
-func (c *Client) Update(ctx context.Context, id string, in UpdateRequest) (*Entity, []byte, error) {
+func (c *Client) Update(ctx context.Context, id string, in wire.UpdateRequest) (*postgram.Entity, []byte, error) {
 	return c.entity(ctx, http.MethodPatch, entityPath(id), in)
 }
 
 // Delete soft-deletes (archives) an entity (DELETE /api/entities/{id}).
-func (c *Client) Delete(ctx context.Context, id string) (*DeleteResponse, []byte, error) {
-	var out DeleteResponse
+func (c *Client) Delete(ctx context.Context, id string) (*wire.DeleteResponse, []byte, error) {
+	var out wire.DeleteResponse
 	raw, err := c.do(ctx, http.MethodDelete, entityPath(id), nil, nil, &out)
 	if err != nil {
 		return nil, nil, err
@@ -293,7 +297,7 @@ func (c *Client) Delete(ctx context.Context, id string) (*DeleteResponse, []byte
 }
 
 // List pages through entities (GET /api/entities), newest first.
-func (c *Client) List(ctx context.Context, q ListQuery) (*ListResponse, []byte, error) {
+func (c *Client) List(ctx context.Context, q ListQuery) (*wire.EntityList, []byte, error) {
 	v := url.Values{}
 	set := func(k, s string) {
 		if s != "" {
@@ -317,7 +321,7 @@ func (c *Client) List(ctx context.Context, q ListQuery) (*ListResponse, []byte, 
 	if q.IncludeArchived {
 		v.Set("include_archived", "true")
 	}
-	var out ListResponse
+	var out wire.EntityList
 	raw, err := c.do(ctx, http.MethodGet, "/api/entities", v, nil, &out)
 	if err != nil {
 		return nil, nil, err
@@ -326,8 +330,8 @@ func (c *Client) List(ctx context.Context, q ListQuery) (*ListResponse, []byte, 
 }
 
 // Search runs hybrid search (POST /api/search).
-func (c *Client) Search(ctx context.Context, in SearchRequest) (*SearchResponse, []byte, error) {
-	var out SearchResponse
+func (c *Client) Search(ctx context.Context, in wire.SearchRequest) (*wire.SearchResponse, []byte, error) {
+	var out wire.SearchResponse
 	raw, err := c.do(ctx, http.MethodPost, "/api/search", nil, in, &out)
 	if err != nil {
 		return nil, nil, err
@@ -336,7 +340,7 @@ func (c *Client) Search(ctx context.Context, in SearchRequest) (*SearchResponse,
 }
 
 // Queue reports the enrichment queue (GET /api/queue).
-func (c *Client) Queue(ctx context.Context, q QueueQuery) (*QueueResponse, []byte, error) {
+func (c *Client) Queue(ctx context.Context, q QueueQuery) (*wire.QueueResponse, []byte, error) {
 	v := url.Values{}
 	if q.IncludeFailures {
 		v.Set("include_failures", "true")
@@ -344,7 +348,7 @@ func (c *Client) Queue(ctx context.Context, q QueueQuery) (*QueueResponse, []byt
 	if q.FailureLimit > 0 {
 		v.Set("failure_limit", strconv.Itoa(q.FailureLimit))
 	}
-	var out QueueResponse
+	var out wire.QueueResponse
 	raw, err := c.do(ctx, http.MethodGet, "/api/queue", v, nil, &out)
 	if err != nil {
 		return nil, nil, err

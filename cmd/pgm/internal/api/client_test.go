@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/postgram-go/postgram/transport/apierror"
+	"github.com/postgram-go/postgram/wire"
 )
 
 func TestSingleEntityShapes(t *testing.T) {
 	t.Parallel()
 	for _, body := range []string{
-		`{"entity":{"id":"e1","type":"memory","version":2,"metadata":{"n":12345678901234567890}}}`,
-		`{"id":"e1","type":"memory","version":2,"metadata":{"n":12345678901234567890}}`, // bare, tolerated
+		`{"entity":{"id":"00000000-0000-4000-8000-0000000000e1","type":"memory","version":2,"metadata":{"n":12345678901234567890}}}`,
+		`{"id":"00000000-0000-4000-8000-0000000000e1","type":"memory","version":2,"metadata":{"n":12345678901234567890}}`, // bare, tolerated
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.EscapedPath() != "/api/entities/a%2Fb" {
@@ -32,7 +33,7 @@ func TestSingleEntityShapes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.ID != "e1" || e.Version != 2 || string(raw) != body {
+		if e.ID.String() != "00000000-0000-4000-8000-0000000000e1" || e.Version != 2 || string(raw) != body {
 			t.Fatalf("%s: %+v", body, e)
 		}
 		if n := e.Metadata["n"].(json.Number).String(); n != "12345678901234567890" {
@@ -56,7 +57,7 @@ func TestNoEntity(t *testing.T) {
 
 func TestDegradationForms(t *testing.T) {
 	t.Parallel()
-	var resp SearchResponse
+	var resp wire.SearchResponse
 	if err := json.Unmarshal([]byte(`{"results":[],"degraded":["vector",{"component":"vector","reason":"down"}]}`), &resp); err != nil {
 		t.Fatal(err)
 	}

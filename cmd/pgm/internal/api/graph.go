@@ -6,42 +6,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/wire"
 )
 
 // --- knowledge graph ----------------------------------------------------
-
-// Edge is an edge as the server returns it.
-type Edge struct {
-	ID            string         `json:"id"`
-	SourceID      string         `json:"source_id"`
-	TargetID      string         `json:"target_id"`
-	Relation      string         `json:"relation"`
-	Confidence    float64        `json:"confidence"`
-	Source        string         `json:"source"`
-	Metadata      map[string]any `json:"metadata,omitempty"`
-	OriginID      string         `json:"origin_id,omitempty"`
-	Provider      string         `json:"provider,omitempty"`
-	Model         string         `json:"model,omitempty"`
-	PromptVersion string         `json:"prompt_version,omitempty"`
-	CreatedAt     time.Time      `json:"created_at,omitzero"`
-}
-
-// LinkRequest is the body of POST /api/edges.
-type LinkRequest struct {
-	SourceID   string         `json:"source_id"`
-	TargetID   string         `json:"target_id"`
-	Relation   string         `json:"relation"`
-	Confidence *float64       `json:"confidence,omitempty"`
-	Metadata   map[string]any `json:"metadata,omitempty"`
-}
-
-// Graph is the answer of GET /api/entities/{id}/graph.
-type Graph struct {
-	Entities  []Entity `json:"entities"`
-	Edges     []Edge   `json:"edges"`
-	Truncated bool     `json:"truncated,omitempty"`
-}
 
 // GraphQuery holds the parameters of GET /api/entities/{id}/graph.
 type GraphQuery struct {
@@ -52,10 +22,8 @@ type GraphQuery struct {
 }
 
 // Link creates or updates an edge (POST /api/edges).
-func (c *Client) Link(ctx context.Context, in LinkRequest) (*Edge, []byte, error) {
-	var out struct {
-		Edge *Edge `json:"edge"`
-	}
+func (c *Client) Link(ctx context.Context, in wire.LinkRequest) (*postgram.Edge, []byte, error) {
+	var out wire.EdgeResponse
 	raw, err := c.do(ctx, http.MethodPost, "/api/edges", nil, in, &out)
 	if err != nil {
 		return nil, nil, err
@@ -67,8 +35,8 @@ func (c *Client) Link(ctx context.Context, in LinkRequest) (*Edge, []byte, error
 }
 
 // Unlink deletes an edge (DELETE /api/edges/{id}).
-func (c *Client) Unlink(ctx context.Context, id string) (*DeleteResponse, []byte, error) {
-	var out DeleteResponse
+func (c *Client) Unlink(ctx context.Context, id string) (*wire.DeleteResponse, []byte, error) {
+	var out wire.DeleteResponse
 	raw, err := c.do(ctx, http.MethodDelete, "/api/edges/"+url.PathEscape(id), nil, nil, &out)
 	if err != nil {
 		return nil, nil, err
@@ -77,7 +45,7 @@ func (c *Client) Unlink(ctx context.Context, id string) (*DeleteResponse, []byte
 }
 
 // Expand fetches an entity's neighbourhood (GET /api/entities/{id}/graph).
-func (c *Client) Expand(ctx context.Context, id string, q GraphQuery) (*Graph, []byte, error) {
+func (c *Client) Expand(ctx context.Context, id string, q GraphQuery) (*wire.Graph, []byte, error) {
 	v := url.Values{}
 	if q.Depth > 0 {
 		v.Set("depth", strconv.Itoa(q.Depth))
@@ -91,7 +59,7 @@ func (c *Client) Expand(ctx context.Context, id string, q GraphQuery) (*Graph, [
 	if q.MaxNodes > 0 {
 		v.Set("max_nodes", strconv.Itoa(q.MaxNodes))
 	}
-	var out Graph
+	var out wire.Graph
 	raw, err := c.do(ctx, http.MethodGet, entityPath(id)+"/graph", v, nil, &out)
 	if err != nil {
 		return nil, nil, err
