@@ -133,6 +133,7 @@ type Storage interface {
 	TermStatser       // how common keyword terms are
 	WriteStater       // whether writes fail for lack of space or a read-only database
 	UserStorage       // users.go: web-app users and sessions
+	OAuthStorage      // oauth.go: the OAuth authorization server's records
 }
 
 // PageTooLargeError is returned by ListEntities when a page's contents

@@ -90,6 +90,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConflictHidesInvisible", testConflictHidesInvisible}, // access.go
 		{"Purge", testPurge},                                   // purge.go
 		{"Users", testUsers},                                   // users.go
+		{"OAuthRecords", testOAuthRecords},                     // oauth.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
