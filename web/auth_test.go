@@ -11,10 +11,12 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/oauth"
 	"github.com/postgram-go/postgram/providers/hashing"
 	"github.com/postgram-go/postgram/storage/sqlite"
 	"github.com/postgram-go/postgram/web/password"
@@ -31,6 +33,7 @@ type site struct {
 	memberKey string
 	clock     *clock
 	store     *sqlite.Store
+	oauth     *oauth.Server
 }
 
 type clock struct {
@@ -69,14 +72,30 @@ func newSite(t *testing.T) *site {
 		t.Fatal(err)
 	}
 	clk := &clock{t: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)}
-	h, err := New(Config{Version: "test", Users: st, Admin: admin, Now: clk.now,
+	// The server starts first: its address is the OAuth issuer.
+	var handler atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handler.Load().(http.Handler).ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	as, err := oauth.New(oauth.Config{Store: st, Admin: admin, Issuer: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Config{Version: "test", Users: st, Admin: admin, Now: clk.now, OAuth: as,
 		Password: password.Params{MemoryKiB: 1024, Time: 1, Threads: 1}, MaxFailuresPerIP: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &site{t: t, srv: srv, admin: admin, adminKey: adminKey, memberKey: memberKey, clock: clk, store: st}
+	mux := http.NewServeMux()
+	for _, p := range Paths() {
+		mux.Handle(p, h)
+	}
+	for _, p := range oauth.Paths() {
+		mux.Handle(p, as.Handler())
+	}
+	handler.Store(http.Handler(mux))
+	return &site{t: t, srv: srv, admin: admin, adminKey: adminKey, memberKey: memberKey, clock: clk, store: st, oauth: as}
 }
 
 func (s *site) browser() *http.Client {

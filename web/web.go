@@ -33,6 +33,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/oauth"
 	"github.com/postgram-go/postgram/web/password"
 )
 
@@ -80,6 +81,10 @@ type Config struct {
 	// masked by the caller). Backups, when set, lists scheduled backups.
 	Settings []Setting
 	Backups  func(ctx context.Context) ([]BackupFile, error)
+	// OAuth, when set (OAUTH_ENABLED), is the authorization server whose
+	// consent page (/oauth/authorize) and clients console (/admin/oauth)
+	// the app serves.
+	OAuth *oauth.Server
 }
 
 // Handler serves the web app. Create it with New.
@@ -93,6 +98,7 @@ type Handler struct {
 	md       *markdown
 	settings []Setting
 	backups  backupLister
+	oauth    *oauth.Server
 }
 
 // New parses the embedded templates and returns the handler.
@@ -111,7 +117,7 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
 	}
-	h := &Handler{log: cfg.Logger, version: cfg.Version, tmpl: tmpl, md: newMarkdown(), settings: cfg.Settings, backups: cfg.Backups,
+	h := &Handler{log: cfg.Logger, version: cfg.Version, tmpl: tmpl, md: newMarkdown(), settings: cfg.Settings, backups: cfg.Backups, oauth: cfg.OAuth,
 		static: http.StripPrefix("/static/", http.FileServerFS(sub)), mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /{$}", h.index)
 	h.mux.Handle("GET /static/", h.static)
@@ -162,6 +168,10 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("GET /map", h.embeddingMap)
 		h.mux.HandleFunc("GET /sync", h.syncRepos)
 		h.mux.HandleFunc("POST /admin/queue/retry", h.retryQueue)
+		h.mux.HandleFunc("GET /oauth/authorize", h.oauthAuthorize)
+		h.mux.HandleFunc("POST /oauth/authorize", h.oauthConsent)
+		h.mux.HandleFunc("GET /admin/oauth", h.oauthConsole)
+		h.mux.HandleFunc("POST /admin/oauth/{what}/{id}/revoke", h.oauthRevoke)
 	}
 	return h, nil
 }
@@ -190,7 +200,8 @@ func Paths() []string {
 		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit",
 		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json", "GET /tasks", "POST /tasks", "POST /tasks/{id}/move",
 		"GET /memory", "POST /memory/groom", "GET /admin/maintenance", "POST /admin/maintenance/prune",
-		"GET /map", "GET /sync", "POST /admin/queue/retry"}
+		"GET /map", "GET /sync", "POST /admin/queue/retry", "GET /oauth/authorize", "POST /oauth/authorize",
+		"GET /admin/oauth", "POST /admin/oauth/{what}/{id}/revoke"}
 }
 
 // ServeHTTP sets the security headers and dispatches.
@@ -218,6 +229,8 @@ type page struct {
 	// Forms.
 	Error string
 	Name  string
+	// Next is where sign-in returns to (a local path).
+	Next string
 }
 
 func (h *Handler) page(title string) page {
@@ -327,6 +340,9 @@ const staleForm = "the form expired or did not come from this site: reload the p
 func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) {
 	p := h.page("Sign in")
 	p.CSRF = h.auth.formToken(w, r)
+	if next := r.URL.Query().Get("next"); validNext(next) {
+		p.Next = next
+	}
 	h.render(w, r, "login.html", p)
 }
 
@@ -337,6 +353,9 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	addr, now := clientAddr(r), h.auth.now()
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	p := h.page("Sign in")
+	if next := r.PostFormValue("next"); validNext(next) {
+		p.Next = next
+	}
 	if h.auth.perIP.blocked(addr, now) {
 		p.CSRF, p.Error, p.Name = h.auth.formToken(w, r), "too many failed sign-ins from this address: wait a minute", name
 		w.WriteHeader(http.StatusTooManyRequests)
@@ -359,7 +378,11 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	to := "/"
+	if p.Next != "" {
+		to = p.Next
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {

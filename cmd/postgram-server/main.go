@@ -44,6 +44,7 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/cmd/internal/config"
 	"github.com/postgram-go/postgram/internal/certreload"
+	"github.com/postgram-go/postgram/oauth"
 	"github.com/postgram-go/postgram/transport/mcp"
 	"github.com/postgram-go/postgram/transport/ratelimit"
 	"github.com/postgram-go/postgram/transport/rest"
@@ -139,10 +140,23 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	restSrv := rest.New(restCfg)
 	mcpSrv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log, MaxResultBytes: env.MaxResponseBytes})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, admin, log))
-	mux.Handle("/mcp/", mcp.HTTPHandler(mcpSrv, admin, log))
+	var mcpOpts []mcp.HTTPOption
+	var oauthSrv *oauth.Server
+	if env.OAuthEnabled {
+		if oauthSrv, err = oauth.New(oauth.Config{Store: store, Admin: admin, Issuer: env.PublicBaseURL, Logger: log}); err != nil {
+			return err
+		}
+		mcpOpts = append(mcpOpts, mcp.WithResourceMetadata(oauthSrv.ResourceMetadataURL()))
+		for _, p := range oauth.Paths() {
+			mux.Handle(p, oauthSrv.Handler())
+		}
+		go sweepOAuth(ctx, oauthSrv, log)
+		log.Info("oauth enabled", "issuer", oauthSrv.Issuer(), "resource", oauthSrv.Resource())
+	}
+	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, admin, log, mcpOpts...))
+	mux.Handle("/mcp/", mcp.HTTPHandler(mcpSrv, admin, log, mcpOpts...))
 	mux.Handle("/", restSrv)
-	webCfg := web.Config{Logger: log, Version: version, Users: store, Admin: admin}
+	webCfg := web.Config{Logger: log, Version: version, Users: store, Admin: admin, OAuth: oauthSrv}
 	for _, st := range env.Settings() {
 		webCfg.Settings = append(webCfg.Settings, web.Setting{Name: st.Name, Value: st.Value})
 	}
@@ -301,4 +315,22 @@ func writeSecretFile(path, data string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// sweepOAuth removes expired OAuth codes and refresh tokens every hour.
+func sweepOAuth(ctx context.Context, s *oauth.Server, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := s.Sweep(ctx); err != nil {
+				log.Warn("oauth: sweep expired records", "err", err)
+			} else if n > 0 {
+				log.Info("oauth: swept expired records", "removed", n)
+			}
+		}
+	}
 }

@@ -42,6 +42,16 @@ func clientFrom(ctx context.Context) (*postgram.Client, bool) {
 // be 1 MiB, which JSON escaping can inflate.
 const MaxRequestBytes = 8 << 20
 
+// HTTPOption configures HTTPHandler.
+type HTTPOption func(*httpHandler)
+
+// WithResourceMetadata names the OAuth protected-resource metadata
+// (RFC 9728) in the WWW-Authenticate header of every 401, so that an MCP
+// client can discover the authorization server and sign in.
+func WithResourceMetadata(url string) HTTPOption {
+	return func(h *httpHandler) { h.resourceMetadata = url }
+}
+
 // HTTPHandler serves srv over Streamable HTTP. Each request must carry an
 // API key, as "Authorization: Bearer <key>" or the query parameter
 // "apiKey"; a missing, malformed, unknown or revoked key gets HTTP 401 with
@@ -58,7 +68,7 @@ const MaxRequestBytes = 8 << 20
 // Host header is not localhost) is off: every request must carry a key
 // that a rebinding web page cannot know, and the guard would break a
 // reverse proxy on the same host that forwards the public Host header.
-func HTTPHandler(srv *server.MCPServer, auth Authenticator, logger *slog.Logger) http.Handler {
+func HTTPHandler(srv *server.MCPServer, auth Authenticator, logger *slog.Logger, opts ...HTTPOption) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -77,13 +87,18 @@ func HTTPHandler(srv *server.MCPServer, auth Authenticator, logger *slog.Logger)
 			return ctx
 		}),
 	)
-	return &httpHandler{next: streamable, auth: auth, log: logger}
+	h := &httpHandler{next: streamable, auth: auth, log: logger}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
 }
 
 type httpHandler struct {
-	next http.Handler
-	auth Authenticator
-	log  *slog.Logger
+	next             http.Handler
+	auth             Authenticator
+	log              *slog.Logger
+	resourceMetadata string
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +113,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	token, problem := credentials(r)
 	if problem != "" {
-		h.unauthorized(w, problem)
+		h.unauthorized(w, problem, false)
 		return
 	}
 	c, err := h.auth.Authenticate(r.Context(), token)
@@ -106,7 +121,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		env := apierror.From(err)
 		switch env.Error.Code {
 		case apierror.Unauthorized:
-			h.unauthorized(w, env.Error.Message)
+			h.unauthorized(w, env.Error.Message, true)
 		case apierror.Internal:
 			h.log.ErrorContext(r.Context(), "mcp: authentication failed", "err", err)
 			apierror.Write(w, env)
@@ -129,8 +144,17 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.next.ServeHTTP(w, r.WithContext(WithClient(r.Context(), c)))
 }
 
-func (h *httpHandler) unauthorized(w http.ResponseWriter, msg string) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="postgram"`)
+// unauthorized answers 401; with OAuth on, the challenge names the
+// resource metadata (and invalid_token when a token was refused).
+func (h *httpHandler) unauthorized(w http.ResponseWriter, msg string, invalidToken bool) {
+	c := `Bearer realm="postgram"`
+	if h.resourceMetadata != "" {
+		c += `, resource_metadata="` + h.resourceMetadata + `"`
+		if invalidToken {
+			c += `, error="invalid_token"`
+		}
+	}
+	w.Header().Set("WWW-Authenticate", c)
 	apierror.Write(w, apierror.New(apierror.Unauthorized, msg, nil))
 }
 

@@ -82,6 +82,12 @@ type Env struct {
 
 	// Extraction is LLM relation extraction (EXTRACTION_*), off by default.
 	Extraction Extraction
+	// OAuthEnabled turns on the OAuth 2.1 authorization server for remote
+	// MCP clients (OAUTH_ENABLED, default false); PublicBaseURL is the
+	// server's public origin (PUBLIC_BASE_URL), required with it: the
+	// issuer and the base of the metadata's endpoints.
+	OAuthEnabled  bool
+	PublicBaseURL string
 
 	// TLSCertFile and TLSKeyFile, both set, make the server speak HTTPS
 	// with this PEM pair (TLS_CERT_FILE, TLS_KEY_FILE), reloaded when the
@@ -271,6 +277,14 @@ func (e *Env) parseOps(get Getenv) error {
 		}
 		e.DatabaseConnectTimeout = d
 	}
+	var err error
+	if e.OAuthEnabled, err = boolVar(get, "OAUTH_ENABLED", false); err != nil {
+		return err
+	}
+	e.PublicBaseURL = strings.TrimRight(strings.TrimSpace(get("PUBLIC_BASE_URL")), "/")
+	if e.OAuthEnabled && e.PublicBaseURL == "" {
+		return fmt.Errorf("OAUTH_ENABLED: set PUBLIC_BASE_URL to the server's public origin (https://…) as well")
+	}
 	e.BootstrapKeyFile = strings.TrimSpace(get("BOOTSTRAP_KEY_FILE"))
 	if e.BootstrapKeyFile == "" && e.DataDir != "" {
 		e.BootstrapKeyFile = filepath.Join(e.DataDir, "bootstrap-admin.key")
@@ -299,7 +313,6 @@ func (e *Env) parseOps(get Getenv) error {
 		}
 		*r.dst = n
 	}
-	var err error
 	if e.RateLimitBurst, err = intVar(get, "RATE_LIMIT_BURST", 0, 0, 1_000_000); err != nil {
 		return err
 	}

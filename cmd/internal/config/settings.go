@@ -54,6 +54,8 @@ func (e *Env) Settings() []Setting {
 		{"POSTGRAM_WORKSPACE", e.Workspace},
 		{"listen", e.Addr()},
 		{"TLS", strconv.FormatBool(e.TLS())},
+		{"OAUTH_ENABLED", strconv.FormatBool(e.OAuthEnabled)},
+		{"PUBLIC_BASE_URL", e.PublicBaseURL},
 		{"LOG_LEVEL", e.LogLevel.String()},
 		{"API_KEY_PEPPER", secret(e.KeyPepper)},
 		{"EMBEDDING_PROVIDER", e.EmbeddingProvider},
