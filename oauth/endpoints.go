@@ -58,17 +58,17 @@ func (s *Server) resourceMetadata(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                s.issuer,
-		"authorization_endpoint":                s.issuer + "/oauth/authorize",
-		"token_endpoint":                        s.issuer + "/oauth/token",
-		"registration_endpoint":                 s.issuer + "/oauth/register",
-		"revocation_endpoint":                   s.issuer + "/oauth/revoke",
-		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
-		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
-		"revocation_endpoint_auth_methods_supported":    []string{"none"},
-		"scopes_supported":                              scopeNames,
+		"issuer":                                         s.issuer,
+		"authorization_endpoint":                         s.issuer + "/oauth/authorize",
+		"token_endpoint":                                 s.issuer + "/oauth/token",
+		"registration_endpoint":                          s.issuer + "/oauth/register",
+		"revocation_endpoint":                            s.issuer + "/oauth/revoke",
+		"response_types_supported":                       []string{"code"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"token_endpoint_auth_methods_supported":          []string{"none"},
+		"revocation_endpoint_auth_methods_supported":     []string{"none"},
+		"scopes_supported":                               scopeNames,
 		"authorization_response_iss_parameter_supported": true,
 	})
 }

@@ -122,9 +122,11 @@ func or(d, def time.Duration) time.Duration {
 // Issuer is the issuer URL; Resource the protected resource (the MCP
 // endpoint); ResourceMetadataURL where its metadata is, for the
 // WWW-Authenticate header of a 401 from /mcp.
-func (s *Server) Issuer() string              { return s.issuer }
-func (s *Server) Resource() string            { return s.issuer + "/mcp" }
-func (s *Server) ResourceMetadataURL() string { return s.issuer + "/.well-known/oauth-protected-resource/mcp" }
+func (s *Server) Issuer() string   { return s.issuer }
+func (s *Server) Resource() string { return s.issuer + "/mcp" }
+func (s *Server) ResourceMetadataURL() string {
+	return s.issuer + "/.well-known/oauth-protected-resource/mcp"
+}
 
 // Rights are what a grant lets its client do: the scopes, and the entity
 // types and visibilities it may see and write (empty: all), as on an API
