@@ -162,7 +162,7 @@ func TestOpsVariables(t *testing.T) {
 		t.Fatalf("limits turned off: %v %+v", err, off)
 	}
 	for k, v := range map[string]string{"TLS_CERT_FILE": "/c.pem", "RATE_LIMIT_PER_IP": "lots", "TRUSTED_PROXIES": "proxy.local",
-		"DATABASE_CONNECT_TIMEOUT": "soon", "RATE_LIMIT_BURST": "-1"} {
+		"DATABASE_CONNECT_TIMEOUT": "soon", "RATE_LIMIT_BURST": "-1", "OAUTH_ENABLED": "true"} {
 		if _, err := Parse(env(map[string]string{k: v})); err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s: %v, want an error naming the variable", k, v, err)
 		}
