@@ -165,6 +165,8 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.HandleFunc("POST /memory/groom", h.groomArchive)
 		h.mux.HandleFunc("GET /admin/maintenance", h.maintenance)
 		h.mux.HandleFunc("POST /admin/maintenance/prune", h.pruneEdges)
+		h.mux.HandleFunc("POST /admin/maintenance/model", h.switchModel)
+		h.mux.HandleFunc("POST /admin/maintenance/reembed", h.reembed)
 		h.mux.HandleFunc("GET /map", h.embeddingMap)
 		h.mux.HandleFunc("GET /sync", h.syncRepos)
 		h.mux.HandleFunc("POST /admin/queue/retry", h.retryQueue)
@@ -200,6 +202,7 @@ func Paths() []string {
 		"GET /admin", "GET /admin/keys", "POST /admin/keys", "POST /admin/keys/{id}/revoke", "GET /admin/audit",
 		"GET /entities/{id}/graph", "GET /entities/{id}/graph.json", "GET /tasks", "POST /tasks", "POST /tasks/{id}/move",
 		"GET /memory", "POST /memory/groom", "GET /admin/maintenance", "POST /admin/maintenance/prune",
+		"POST /admin/maintenance/model", "POST /admin/maintenance/reembed",
 		"GET /map", "GET /sync", "POST /admin/queue/retry", "GET /oauth/authorize", "POST /oauth/authorize",
 		"GET /admin/oauth", "POST /admin/oauth/{what}/{id}/revoke"}
 }
