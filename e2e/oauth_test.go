@@ -5,19 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"html"
-	"io"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/postgramtest"
@@ -26,7 +25,7 @@ import (
 // TestOAuthWithTheOfficialSDK: the MCP TypeScript SDK's client
 // (@modelcontextprotocol/sdk, e2e/oauthclient) finds postgram-server's
 // authorization server from the 401 of /mcp, registers, sends the person
-// to the consent page (answered here as a signed-in browser would), trades
+// to the consent page (a signed-in headless Chromium allows it), trades
 // the code with its PKCE verifier, calls tools with the access token
 // (audited under its key), and refreshes by itself once that token is
 // revoked. On PostgreSQL, through the real binaries.
@@ -47,11 +46,22 @@ func TestOAuthWithTheOfficialSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	browser := signUp(t, base, strings.TrimSpace(string(key)))
+	browser := signUpInChromium(t, base, strings.TrimSpace(string(key)))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", freePort(t))
+	// The client's redirect target: it receives the code when Chromium
+	// follows the consent's answer.
+	codes := make(chan url.Values, 1)
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case codes <- r.URL.Query():
+		default:
+		}
+		fmt.Fprint(w, "<!doctype html><title>signed in</title><p>You may close this window.</p>")
+	}))
+	defer cb.Close()
+	redirect := cb.URL + "/callback"
 	cmd := exec.CommandContext(ctx, "node", "client.mjs", base, redirect)
 	cmd.Dir = "oauthclient"
 	stdin, _ := cmd.StdinPipe()
@@ -79,7 +89,7 @@ func TestOAuthWithTheOfficialSDK(t *testing.T) {
 	if err != nil || authURL.Path != "/oauth/authorize" || authURL.Query().Get("code_challenge_method") != "S256" {
 		t.Fatalf("authorization URL %v %v", authURL, err)
 	}
-	code := consentAllow(t, browser, authURL.String(), redirect, "read", "write")
+	code := consentInChromium(t, browser, authURL.String(), codes)
 	fmt.Fprintf(stdin, "CODE %s\n", code)
 
 	var called struct {
@@ -141,61 +151,59 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-var (
-	csrfField    = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-	requestField = regexp.MustCompile(`name="request" value="([^"]+)"`)
-)
-
-// signUp creates the web app's admin with the bootstrap key and returns
-// the signed-in browser (a cookie jar that does not follow redirects).
-func signUp(t *testing.T, base, adminKey string) *http.Client {
+// signUpInChromium starts a headless Chromium and creates the web app's
+// admin through /setup with the bootstrap key; the returned context is the
+// signed-in browser.
+func signUpInChromium(t *testing.T, base, adminKey string) context.Context {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	b := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	page := fetch(t, b, base+"/setup")
-	res, err := b.PostForm(base+"/setup", url.Values{"csrf": {csrfField.FindStringSubmatch(page)[1]}, "admin_key": {adminKey},
-		"name": {"ada"}, "password": {"correct horse battery"}, "confirm": {"correct horse battery"}})
-	if err != nil {
+	exe := os.Getenv("POSTGRAM_TEST_CHROMIUM")
+	if exe == "" {
+		var err error
+		if exe, err = exec.LookPath("chromium"); err != nil {
+			t.Fatal("no Chromium: install Debian's chromium (scripts/test.sh does) or set POSTGRAM_TEST_CHROMIUM")
+		}
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelC := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/setup"),
+		chromedp.Poll[chromedp.Void](`document.readyState === "complete" && document.querySelector('input[name="admin_key"]') !== null`),
+		chromedp.SendKeys(chromedp.CSS(`input[name="admin_key"]`), adminKey),
+		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "ada"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "correct horse battery"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="confirm"]`), "correct horse battery")); err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("setup: %d", res.StatusCode)
+	if _, err := chromedp.RunResponse(ctx, chromedp.Submit(chromedp.CSS(`form[action="/setup"]`))); err != nil {
+		t.Fatal(err)
 	}
-	return b
+	return ctx
 }
 
-func fetch(t *testing.T, b *http.Client, u string) string {
+// consentInChromium opens the authorization URL in the signed-in browser,
+// checks that the consent page names the client, allows, and returns the
+// code that reached the client's redirect URI.
+func consentInChromium(t *testing.T, ctx context.Context, authURL string, codes <-chan url.Values) string {
 	t.Helper()
-	res, err := b.Get(u)
-	if err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(authURL),
+		chromedp.Poll[chromedp.Void](`document.readyState === "complete" && document.querySelector("form.consent") !== null &&
+			document.body.textContent.includes("SDK e2e client")`)); err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d\n%s", u, res.StatusCode, body)
-	}
-	return string(body)
-}
-
-// consentAllow answers the consent page of authURL with the scopes and
-// returns the code sent to redirect.
-func consentAllow(t *testing.T, b *http.Client, authURL, redirect string, scopes ...string) string {
-	t.Helper()
-	page := fetch(t, b, authURL)
-	req := html.UnescapeString(requestField.FindStringSubmatch(page)[1])
-	u, _ := url.Parse(authURL)
-	res, err := b.PostForm(u.Scheme+"://"+u.Host+"/oauth/authorize", url.Values{"csrf": {csrfField.FindStringSubmatch(page)[1]},
-		"request": {req}, "decision": {"allow"}, "scope": scopes})
-	if err != nil {
+	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`#allow`))); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	to, err := url.Parse(res.Header.Get("Location"))
-	if res.StatusCode != http.StatusSeeOther || err != nil || !strings.HasPrefix(to.String(), redirect) || to.Query().Get("code") == "" {
-		t.Fatalf("consent: %d %q\n%s", res.StatusCode, res.Header.Get("Location"), body)
+	select {
+	case q := <-codes:
+		if q.Get("code") == "" {
+			t.Fatalf("the client got no code: %v", q)
+		}
+		return q.Get("code")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the browser never reached the client's redirect URI")
+		return ""
 	}
-	return to.Query().Get("code")
 }
