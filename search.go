@@ -285,6 +285,10 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 			Similarity: h.Similarity, UpdatedAt: h.UpdatedAt}
 	}
 	kw := make([]fusion.KeywordItem, len(kwHits))
+	var feats []fusion.Features // one allocation for every hit's features
+	if plan != nil {
+		feats = make([]fusion.Features, len(kwHits))
+	}
 	for i, h := range kwHits {
 		sim, pending := h.Similarity, lazy
 		if lazy && asked[h.ChunkID] {
@@ -296,8 +300,9 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		kw[i] = fusion.KeywordItem{ChunkID: h.ChunkID, EntityID: h.EntityID, Content: h.Content, Rank: h.Rank,
 			Matched: bits.OnesCount32(h.Matched), Similarity: sim, SimilarityPending: pending, UpdatedAt: h.UpdatedAt}
 		if plan != nil {
-			kw[i].Features = &fusion.Features{Length: h.Length, TF: h.TF, HeadPos: h.HeadPos, HeadLen: h.HeadLen,
+			feats[i] = fusion.Features{Length: h.Length, TF: h.TF, HeadPos: h.HeadPos, HeadLen: h.HeadLen,
 				Type: string(h.Type), Tags: h.Tags}
+			kw[i].Features = &feats[i]
 			// Stores need not compute ts_rank_cd with features: the
 			// keyword order of chunks is their BM25.
 			kw[i].Rank = plan.ChunkScore(h.TF, h.Length)

@@ -276,22 +276,32 @@ func KeywordOrder(rankA float64, chunkA uuid.UUID, rankB float64, chunkB uuid.UU
 // ordered nearest first (ties broken by the caller); the keyword pool is
 // ordered here by rank descending, then chunk id.
 func Merge(vec []VectorItem, kw []KeywordItem) []Candidate {
-	kw = append([]KeywordItem(nil), kw...)
-	slices.SortStableFunc(kw, func(a, b KeywordItem) int {
-		return KeywordOrder(a.Rank, a.ChunkID, b.Rank, b.ChunkID)
+	// Order the pool through its indices (the items are large to move);
+	// the original index breaks remaining ties, as a stable sort would.
+	order := make([]int32, len(kw))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := KeywordOrder(kw[a].Rank, kw[a].ChunkID, kw[b].Rank, kw[b].ChunkID); c != 0 {
+			return c
+		}
+		return int(a - b)
 	})
 	idx := make(map[uuid.UUID]int, len(vec)+len(kw))
 	out := make([]Candidate, 0, len(vec)+len(kw))
+	sims := make([]float64, len(vec))
 	for i, v := range vec {
 		if _, dup := idx[v.ChunkID]; dup {
 			continue
 		}
-		sim := v.Similarity
+		sims[i] = v.Similarity
 		idx[v.ChunkID] = len(out)
 		out = append(out, Candidate{ChunkID: v.ChunkID, EntityID: v.EntityID, Content: v.Content,
-			VectorRank: i + 1, Similarity: &sim, UpdatedAt: v.UpdatedAt})
+			VectorRank: i + 1, Similarity: &sims[i], UpdatedAt: v.UpdatedAt})
 	}
-	for i, k := range kw {
+	for i, o := range order {
+		k := &kw[o]
 		if j, ok := idx[k.ChunkID]; ok {
 			if out[j].KeywordRank == 0 {
 				out[j].KeywordRank = i + 1

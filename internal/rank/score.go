@@ -386,7 +386,7 @@ func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 		fields = make([]field, n*m)
 		ents   = make([]*entity, 0, m)
 	)
-	byID := make(map[uuid.UUID]*entity, m)
+	carved := store // first[id] indexes it
 	carve := func() *entity {
 		e := &store[0]
 		store = store[1:]
@@ -408,11 +408,12 @@ func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 	}
 	for ci := range cands {
 		c := &cands[ci]
-		e := byID[c.EntityID]
-		if e == nil {
+		e := &carved[first[c.EntityID]]
+		if e.cands == nil {
+			// Not met yet (each met entity holds a candidate): entities
+			// are met in the order first numbered them, so carve it.
 			e = carve()
 			e.id = c.EntityID
-			byID[c.EntityID] = e
 			ents = append(ents, e)
 		}
 		e.cands = append(e.cands, ci)

@@ -399,12 +399,14 @@ func (v *kwView) score(slots []int32, q *terms, feats bool) ([]uint32, []float32
 	}
 	masks, ranks := make([]uint32, len(slots)), make([]float32, len(slots))
 	var fs []features
-	var heads map[int32]headFeatures // by entity slot
+	var heads map[int32]int32 // entity slot → its index in hfs
+	var hfs []headFeatures
 	var first []uint16               // per query lexeme, its first position in a head
 	var tfs, hpos []uint16           // every chunk's TF and every head's positions, one allocation each
 	if feats {
 		fs = make([]features, len(slots))
-		heads = map[int32]headFeatures{}
+		heads = make(map[int32]int32, len(slots))
+		hfs = make([]headFeatures, 0, len(slots))
 		first = make([]uint16, len(q.Lexemes))
 		tfs = make([]uint16, 0, len(slots)*q.Slots())
 		hpos = make([]uint16, 0, len(slots)*q.Slots())
@@ -421,8 +423,10 @@ func (v *kwView) score(slots []int32, q *terms, feats bool) ([]uint32, []float32
 			continue
 		}
 		e := ks.ent[s]
-		hf, ok := heads[e]
-		if !ok {
+		var hf headFeatures
+		if at, ok := heads[e]; ok {
+			hf = hfs[at]
+		} else {
 			a := &v.sp.ents[e]
 			hf = headFeatures{typ: a.Type, tags: a.Tags, len: a.headLen}
 			if len(a.head) > 0 {
@@ -433,7 +437,8 @@ func (v *kwView) score(slots []int32, q *terms, feats bool) ([]uint32, []float32
 				hpos = q.SlotFirsts(first, hpos)
 				hf.pos = hpos[start:len(hpos):len(hpos)]
 			}
-			heads[e] = hf
+			heads[e] = int32(len(hfs))
+			hfs = append(hfs, hf)
 		}
 		start := len(tfs)
 		tfs = q.Features(&docs[k], tfs)
