@@ -174,7 +174,10 @@ func (s *Server) Register(ctx context.Context, name string, redirects, grantType
 		}
 	}
 	c := &Client{ID: uuid.NewString(), Name: name, RedirectURIs: redirects, CreatedAt: s.now().UTC().Truncate(time.Second)}
-	if _, err := s.put(ctx, kindClient, c.ID, c, nil); err != nil {
+	// A client that never obtains a token is forgotten after a week (the
+	// hourly sweep), so anonymous registrations cannot pile up.
+	exp := s.now().Add(UnusedClientTTL)
+	if _, err := s.put(ctx, kindClient, c.ID, c, &exp); err != nil {
 		return nil, fmt.Errorf("oauth: register client: %w", err)
 	}
 	return c, nil
@@ -337,6 +340,10 @@ func (s *Server) Exchange(ctx context.Context, clientID, codeTok, redirect, veri
 		return nil, err
 	}
 	g.KeyID = key
+	if err := s.keepClient(ctx, cl.ID); err != nil {
+		_ = s.revokeKey(ctx, key)
+		return nil, err
+	}
 	grec, err := s.put(ctx, kindGrant, g.ID, g, nil)
 	if err != nil {
 		_ = s.revokeKey(ctx, key)
@@ -348,6 +355,28 @@ func (s *Server) Exchange(ctx context.Context, clientID, codeTok, redirect, veri
 		s.log.WarnContext(ctx, "oauth: could not link the code to its grant (a replay would not revoke it)", "err", err)
 	}
 	return s.issue(ctx, g, access)
+}
+
+// UnusedClientTTL is how long a registered client that never obtained a
+// token is kept.
+const UnusedClientTTL = 7 * 24 * time.Hour
+
+// keepClient makes a client permanent once it has obtained a token.
+func (s *Server) keepClient(ctx context.Context, id string) error {
+	for range 3 {
+		r, err := s.store.OAuthRecord(ctx, kindClient, id)
+		if err != nil {
+			return err
+		}
+		if r.ExpiresAt == nil {
+			return nil
+		}
+		r.ExpiresAt = nil
+		if err := s.store.UpdateOAuthRecord(ctx, r); !errors.Is(err, driver.ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("oauth: client %s kept changing: %w", id, driver.ErrConflict)
 }
 
 // newAccessKey creates the API key that is a grant's access token.

@@ -26,7 +26,7 @@ import (
 // browser-like client (cookie jar, no automatic redirects followed for
 // POSTs' answers to be seen).
 type site struct {
-	t         *testing.T
+	t         testing.TB
 	srv       *httptest.Server
 	admin     *postgram.Admin
 	adminKey  string
@@ -44,7 +44,7 @@ type clock struct {
 func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
-func newSite(t *testing.T) *site {
+func newSite(t testing.TB) *site {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "postgram.db")})

@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/oauth"
 )
 
 // oauthClient is a registered public client with its PKCE pair.
@@ -321,4 +323,64 @@ func TestOAuthRefusals(t *testing.T) {
 		t.Fatalf("revoke unknown: %v %v", err, res2)
 	}
 	res2.Body.Close()
+}
+
+// TestOAuthUnusedClientsExpire: a registration that never obtains a token
+// is swept after UnusedClientTTL; one that did is kept.
+func TestOAuthUnusedClientsExpire(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	b := s.browser()
+	s.setup(b, "ada", "correct horse battery")
+	used, idle := s.register("http://127.0.0.1:9/used"), s.register("http://127.0.0.1:9/idle")
+	u := s.consent(b, used, url.Values{"decision": {"allow"}, "scope": {"read"}})
+	if st, out := s.exchange(used, u.Query().Get("code")); st != 200 {
+		t.Fatalf("exchange: %d %v", st, out)
+	}
+	n, err := s.store.DeleteExpiredOAuthRecords(t.Context(), time.Now().Add(oauth.UnusedClientTTL+time.Minute))
+	if err != nil || n < 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if code, _, _ := s.get(b, idle.authorizeQuery(nil)); code != http.StatusBadRequest {
+		t.Fatalf("an idle client outlived its registration: %d", code)
+	}
+	if code, _, _ := s.get(b, used.authorizeQuery(nil)); code != http.StatusOK {
+		t.Fatalf("a client in use was swept: %d", code)
+	}
+}
+
+// FuzzOAuthEndpoints: whatever arrives at the authorization request, the
+// registration, the token and the revocation endpoints is answered with a
+// 2xx, 3xx or 4xx, never a 5xx or a panic.
+func FuzzOAuthEndpoints(f *testing.F) {
+	f.Add("response_type=code&client_id=x&code_challenge_method=S256", `{"redirect_uris":["https://a.example/cb"]}`,
+		"grant_type=authorization_code&code=x&client_id=y&code_verifier=z")
+	f.Add("client_id=%ff&redirect_uri=javascript:x", `{"redirect_uris":[1,2]}`, "grant_type=refresh_token&refresh_token=&client_id=")
+	f.Add("", `[]`, "token=abc")
+	f.Add("scope=read%20write&resource=https://x", `{"client_name":"`+strings.Repeat("é", 200)+`","redirect_uris":["http://[::1]/cb"]}`, "%zz")
+	s := newSite(f)
+	f.Fuzz(func(t *testing.T, query, register, form string) {
+		for _, req := range []struct{ method, path, ctype, body string }{
+			{"GET", "/oauth/authorize?" + query, "", ""},
+			{"POST", "/oauth/register", "application/json", register},
+			{"POST", "/oauth/token", "application/x-www-form-urlencoded", form},
+			{"POST", "/oauth/revoke", "application/x-www-form-urlencoded", form},
+		} {
+			r, err := http.NewRequest(req.method, s.srv.URL+req.path, strings.NewReader(req.body))
+			if err != nil {
+				continue // not a valid URL: nothing reaches the server
+			}
+			if req.ctype != "" {
+				r.Header.Set("Content-Type", req.ctype)
+			}
+			res, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode >= 500 {
+				t.Fatalf("%s %s %q: %d", req.method, req.path, req.body, res.StatusCode)
+			}
+		}
+	})
 }
