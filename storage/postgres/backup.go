@@ -28,7 +28,7 @@ const (
 // read-only transaction (one snapshot) read page by page along primary
 // keys.
 func (s *Store) ReadBackup(ctx context.Context, sink driver.BackupSink) error {
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.owner, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := backupModels(ctx, tx, sink); err != nil {
 			return err
 		}
@@ -373,7 +373,7 @@ func backupSyncFiles(ctx context.Context, tx pgx.Tx, ws string, sink driver.Back
 // BackupRowCounts implements driver.BackupStorage.
 func (s *Store) BackupRowCounts(ctx context.Context) (map[string]int64, error) {
 	var m, e, c, v, ed, k, a, sf int64
-	err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM embedding_models), (SELECT count(*) FROM entities),
+	err := s.owner.QueryRow(ctx, `SELECT (SELECT count(*) FROM embedding_models), (SELECT count(*) FROM entities),
 			(SELECT count(*) FROM chunks), (SELECT count(*) FROM chunks WHERE embedding IS NOT NULL),
 			(SELECT count(*) FROM edges), (SELECT count(*) FROM api_keys), (SELECT count(*) FROM audit_log),
 			(SELECT count(*) FROM sync_files)`).Scan(&m, &e, &c, &v, &ed, &k, &a, &sf)
@@ -389,7 +389,7 @@ func (s *Store) BackupRowCounts(ctx context.Context) (map[string]int64, error) {
 // ids (the sequence moves past them); the HNSW index of each is built by
 // FinishRestore, after the chunks are in.
 func (s *Store) RestoreModels(ctx context.Context, models []driver.BackupModel) error {
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inOwnerTx(ctx, func(tx pgx.Tx) error {
 		for _, m := range models {
 			if _, err := tx.Exec(ctx, `INSERT INTO embedding_models (id, provider, name, dimensions, is_active, created_at)
 				VALUES ($1, $2, $3, $4, $5, $6)`, m.ID, m.Provider, m.Name, m.Dimensions, m.Active, m.CreatedAt); err != nil {
@@ -412,7 +412,7 @@ func (s *Store) RestoreModels(ctx context.Context, models []driver.BackupModel) 
 // FinishRestore builds what a restore deferred: the HNSW index of every
 // model that has embeddings, and fresh planner statistics.
 func (s *Store) FinishRestore(ctx context.Context) error {
-	rows, err := s.pool.Query(ctx, "SELECT id, dimensions FROM embedding_models ORDER BY id")
+	rows, err := s.owner.Query(ctx, "SELECT id, dimensions FROM embedding_models ORDER BY id")
 	if err != nil {
 		return fmt.Errorf("postgres: finish restore: %w", mapErr(err))
 	}
@@ -428,7 +428,7 @@ func (s *Store) FinishRestore(ctx context.Context) error {
 		return fmt.Errorf("postgres: finish restore: %w", mapErr(err))
 	}
 	for _, m := range ms {
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err := pgx.BeginFunc(ctx, s.owner, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '1GB'"); err != nil {
 				return err
 			}
@@ -438,7 +438,7 @@ func (s *Store) FinishRestore(ctx context.Context) error {
 			return fmt.Errorf("postgres: finish restore: vector index of model %d: %w", m.id, mapErr(err))
 		}
 	}
-	if _, err := s.pool.Exec(ctx, "ANALYZE entities, chunks, edges"); err != nil {
+	if _, err := s.owner.Exec(ctx, "ANALYZE entities, chunks, edges"); err != nil {
 		return fmt.Errorf("postgres: finish restore: analyze: %w", mapErr(err))
 	}
 	return nil
@@ -450,7 +450,7 @@ func (s *Store) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity
 	if len(recs) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inOwnerTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		var chunkRows [][]any
 		for _, r := range recs {
@@ -507,7 +507,7 @@ func (s *Store) RestoreEdges(ctx context.Context, edges []driver.BackupEdge) err
 		rows[i] = []any{e.Workspace, e.ID, e.SourceID, e.TargetID, e.Relation, float32(e.Confidence), e.Source, meta,
 			e.OriginID, e.Provider, e.Model, e.PromptVersion, e.CreatedAt, e.UpdatedAt}
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inOwnerTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"edges"}, []string{"workspace_id", "id", "source_id", "target_id", "relation",
 			"confidence", "source", "metadata", "origin_id", "provider", "model", "prompt_version", "created_at", "updated_at"},
 			pgx.CopyFromRows(rows))
@@ -524,7 +524,7 @@ func (s *Store) RestoreKeys(ctx context.Context, keys []driver.BackupKey) error 
 	if len(keys) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inOwnerTx(ctx, func(tx pgx.Tx) error {
 		for _, k := range keys {
 			scopes := make([]string, len(k.Scopes))
 			for i, sc := range k.Scopes {
@@ -566,7 +566,7 @@ func (s *Store) RestoreAudit(ctx context.Context, entries []driver.BackupAudit) 
 		}
 		rows[i] = []any{a.Workspace, a.ID, a.At, a.KeyID, a.ClientID, a.Operation, a.EntityID, details}
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inOwnerTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"audit_log"},
 			[]string{"workspace_id", "id", "at", "key_id", "client_id", "operation", "entity_id", "details"}, pgx.CopyFromRows(rows))
 		return err
@@ -586,7 +586,7 @@ func (s *Store) RestoreSyncFiles(ctx context.Context, files []driver.BackupSyncF
 	for i, f := range files {
 		rows[i] = []any{f.Workspace, f.Repo, f.Path, f.SHA, f.EntityID, f.Status, f.LastSynced}
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inOwnerTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"sync_files"},
 			[]string{"workspace_id", "repo", "path", "sha", "entity_id", "sync_status", "last_synced"}, pgx.CopyFromRows(rows))
 		return err

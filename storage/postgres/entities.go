@@ -76,6 +76,7 @@ func chunkArrays(chunks []driver.ChunkInput) (ids []uuid.UUID, idx []int32, cont
 // entity and its chunks (and so the keyword index) and notifies workers at
 // commit.
 func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
+	ctx = withWS(ctx, ws)
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return fmt.Errorf("postgres: create entity: %w", err)
@@ -119,6 +120,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, c
 
 // GetEntity implements driver.Storage.
 func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*driver.Entity, error) {
+	ctx = withWS(ctx, ws)
 	e, err := scanEntity(s.pool.QueryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = $2", ws, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("entity %s: %w", id, driver.ErrNotFound)
@@ -131,6 +133,7 @@ func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*driver
 
 // GetEntities implements driver.Storage.
 func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]*driver.Entity, error) {
+	ctx = withWS(ctx, ws)
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -155,6 +158,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 
 // UpdateEntity implements driver.Storage.
 func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, expected int64, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
+	ctx = withWS(ctx, ws)
 	// updateTx's UPDATE locks the entity before the chunks are replaced
 	// (see the lock order in tx.go).
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -225,6 +229,7 @@ func toStrings[T ~string](in []T) []string {
 
 // ListEntities implements driver.Storage.
 func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*driver.Entity, int, error) {
+	ctx = withWS(ctx, ws)
 	args := []any{ws}
 	where := filterSQL(f, &args)
 	args = append(args, limit, offset)

@@ -13,6 +13,7 @@ import (
 
 // CompleteExtraction implements driver.ExtractionStorage.
 func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.ExtractResult) (int, bool, error) {
+	ctx = withWS(ctx, ws)
 	written, ok := 0, false
 	// The origin entity is locked before its edges (see the lock order in
 	// tx.go), in NO KEY UPDATE mode: FOR UPDATE would block the foreign-key
@@ -75,6 +76,7 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.Extr
 
 // QueueExtraction implements driver.ExtractionStorage.
 func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID, o driver.ExtractOverride, cleanSources []string) (int, int, error) {
+	ctx = withWS(ctx, ws)
 	if len(ids) == 0 {
 		return 0, 0, nil
 	}
@@ -117,6 +119,7 @@ const nameKeySQL = `lower(regexp_replace(btrim(%s), '\s+', ' ', 'g'))`
 // FindByNames implements driver.ExtractionStorage. Session context is
 // never a resolution target.
 func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]driver.NameMatch, error) {
+	ctx = withWS(ctx, ws)
 	if len(keys) == 0 {
 		return nil, nil
 	}

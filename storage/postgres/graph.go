@@ -127,6 +127,7 @@ func edgeKeyOrder(edges []driver.Edge) []int {
 
 // UpsertEdges implements driver.GraphStorage.
 func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []driver.Edge, audit *driver.AuditEntry) ([]driver.Edge, error) {
+	ctx = withWS(ctx, ws)
 	var out []driver.Edge
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -143,6 +144,7 @@ func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []driver.Edge,
 
 // GetEdge implements driver.GraphStorage.
 func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*driver.Edge, error) {
+	ctx = withWS(ctx, ws)
 	e, err := scanEdge(s.pool.QueryRow(ctx, "SELECT "+edgeCols+" FROM edges ed WHERE ed.workspace_id = $1 AND ed.id = $2", ws, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("edge %s: %w", id, driver.ErrNotFound)
@@ -155,6 +157,7 @@ func (s *Store) GetEdge(ctx context.Context, ws string, id uuid.UUID) (*driver.E
 
 // DeleteEdges implements driver.GraphStorage.
 func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, audit *driver.AuditEntry) (int, error) {
+	ctx = withWS(ctx, ws)
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -186,6 +189,7 @@ func uuidArray(ids []uuid.UUID) []pgtype.UUID {
 
 // FindEdges implements driver.GraphStorage.
 func (s *Store) FindEdges(ctx context.Context, ws string, q driver.EdgeQuery) ([]driver.Edge, error) {
+	ctx = withWS(ctx, ws)
 	args := sqlArgs{ws}
 	var from string
 	if len(q.IDs) > 0 {
@@ -289,6 +293,7 @@ var _ driver.ExpandLevelStorage = (*Store)(nil)
 // subplan rather than "= ANY", whose per-row linear scan the generic plans
 // of the statement cache would otherwise use.
 func (s *Store) ExpandLevel(ctx context.Context, ws string, q driver.ExpandLevelQuery) ([]uuid.UUID, bool, error) {
+	ctx = withWS(ctx, ws)
 	if len(q.Frontier) == 0 {
 		return nil, false, nil
 	}
@@ -404,6 +409,7 @@ func (s *Store) expandLevel(ctx context.Context, sql string, args []any) ([]uuid
 // The origin entity is locked first, then its edges are deleted and the new
 // ones upserted in key order (see the lock order in tx.go).
 func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.UUID, source string, edges []driver.Edge, audit *driver.AuditEntry) (int, error) {
+	ctx = withWS(ctx, ws)
 	order := edgeKeyOrder(edges)
 	aid, aat, akey, aclient, aop, aentity, adetails, err := auditArgs(audit)
 	if err != nil {
@@ -455,6 +461,7 @@ func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.
 
 // ChunkVectors implements driver.GraphStorage.
 func (s *Store) ChunkVectors(ctx context.Context, ws string, entityID uuid.UUID, modelID int64) ([][]float32, error) {
+	ctx = withWS(ctx, ws)
 	rows, err := s.pool.Query(ctx, `SELECT embedding FROM chunks WHERE workspace_id = $1 AND entity_id = $2
 		AND model_id = $3 AND embedding IS NOT NULL ORDER BY chunk_index`, ws, entityID, modelID)
 	if err != nil {

@@ -37,6 +37,7 @@ func auditInsert(ctx context.Context, tx pgx.Tx, ws string, a *driver.AuditEntry
 
 // AppendAudit implements driver.Storage.
 func (s *Store) AppendAudit(ctx context.Context, ws string, a *driver.AuditEntry) error {
+	ctx = withWS(ctx, ws)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return auditInsert(ctx, tx, ws, a) })
 	if err != nil {
 		return fmt.Errorf("postgres: append audit: %w", mapErr(err))
@@ -48,6 +49,7 @@ func (s *Store) AppendAudit(ctx context.Context, ws string, a *driver.AuditEntry
 // postgram.audit_prune for its own transaction only, which migration 012's
 // trigger lets delete.
 func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dryRun bool, audit *driver.AuditEntry) (int, error) {
+	ctx = withWS(ctx, ws)
 	if dryRun {
 		var n int
 		err := s.pool.QueryRow(ctx, "SELECT count(*) FROM audit_log WHERE workspace_id = $1 AND at < $2", ws, before).Scan(&n)
@@ -88,6 +90,7 @@ func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dry
 
 // ListAudit implements driver.Storage.
 func (s *Store) ListAudit(ctx context.Context, ws string, f driver.AuditFilter) ([]driver.AuditEntry, error) {
+	ctx = withWS(ctx, ws)
 	args := sqlArgs{ws}
 	where := "workspace_id = $1"
 	if !f.Since.IsZero() {
@@ -154,6 +157,7 @@ func scanKey(row pgx.Row, extra ...any) (*driver.APIKey, error) {
 
 // CreateKey implements driver.Storage.
 func (s *Store) CreateKey(ctx context.Context, ws string, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
+	ctx = withWS(ctx, ws)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
 			return err
@@ -177,6 +181,7 @@ func insertKey(ctx context.Context, tx pgx.Tx, ws string, k *driver.APIKey, hash
 // RotateKey implements driver.Storage. The trigger of migration 010
 // tells every server that the old key changed.
 func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
+	ctx = withWS(ctx, ws)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE api_keys SET expires_at = LEAST(COALESCE(expires_at, $3), $3)
 			WHERE workspace_id = $1 AND id = $2 AND revoked_at IS NULL`, ws, old, oldExpires)
@@ -202,6 +207,7 @@ func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpi
 
 // KeyByHash implements driver.Storage.
 func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*driver.APIKey, []byte, error) {
+	ctx = withWS(ctx, ws)
 	var stored []byte
 	k, err := scanKey(s.pool.QueryRow(ctx, "SELECT "+keyCols+", key_hash FROM api_keys WHERE workspace_id = $1 AND key_hash = $2", ws, hash), &stored)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -215,6 +221,7 @@ func (s *Store) KeyByHash(ctx context.Context, ws string, hash []byte) (*driver.
 
 // ListKeys implements driver.Storage.
 func (s *Store) ListKeys(ctx context.Context, ws string) ([]driver.APIKey, error) {
+	ctx = withWS(ctx, ws)
 	rows, err := s.pool.Query(ctx, "SELECT "+keyCols+" FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id", ws)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list keys: %w", mapErr(err))
@@ -234,6 +241,7 @@ func (s *Store) ListKeys(ctx context.Context, ws string) ([]driver.APIKey, error
 // RevokeKey implements driver.Storage. The trigger of migration 010
 // notifies every process listening (see Listen) at commit.
 func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *driver.AuditEntry) error {
+	ctx = withWS(ctx, ws)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE workspace_id = $1 AND id = $2`, ws, id, at)
 		if err != nil {
@@ -255,6 +263,7 @@ func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.
 
 // TouchKeys implements driver.Storage.
 func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.Time) error {
+	ctx = withWS(ctx, ws)
 	if len(used) == 0 {
 		return nil
 	}
@@ -279,6 +288,7 @@ func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.T
 
 // Stats implements driver.Storage.
 func (s *Store) Stats(ctx context.Context, ws string) (driver.StoreStats, error) {
+	ctx = withWS(ctx, ws)
 	st := driver.StoreStats{EntitiesByType: map[string]int{}, EntitiesByStatus: map[string]int{}}
 	rows, err := s.pool.Query(ctx, `SELECT type, status, count(*) FROM entities WHERE workspace_id = $1 GROUP BY type, status`, ws)
 	if err != nil {

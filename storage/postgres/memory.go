@@ -79,6 +79,7 @@ func findSQL(f driver.EntityFilter, q driver.FindQuery, args *[]any) (string, er
 
 // FindEntities implements driver.LifecycleStorage.
 func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilter, q driver.FindQuery, limit, offset int) ([]*driver.Entity, int, error) {
+	ctx = withWS(ctx, ws)
 	args := []any{ws}
 	where, err := findSQL(f, q, &args)
 	if err != nil {
@@ -119,6 +120,7 @@ func (s *Store) FindEntities(ctx context.Context, ws string, f driver.EntityFilt
 
 // SessionContextClients implements driver.LifecycleStorage.
 func (s *Store) SessionContextClients(ctx context.Context, ws string) ([]string, error) {
+	ctx = withWS(ctx, ws)
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT client_id FROM entities
 		WHERE workspace_id = $1 AND memory_role = 'session_context' AND status <> 'archived' ORDER BY client_id`, ws)
 	if err != nil {
@@ -133,6 +135,7 @@ func (s *Store) SessionContextClients(ctx context.Context, ws string) ([]string,
 
 // WriteBatch implements driver.LifecycleStorage.
 func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp) error {
+	ctx = withWS(ctx, ws)
 	if len(ops) == 0 {
 		return nil
 	}
@@ -304,6 +307,7 @@ func syncStateTx(ctx context.Context, tx pgx.Tx, ws string, st *driver.SyncFileS
 
 // SyncStates implements driver.LifecycleStorage.
 func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string, f *driver.EntityFilter) ([]driver.SyncFileState, error) {
+	ctx = withWS(ctx, ws)
 	args := []any{ws, repo, paths}
 	q := `SELECT path, sha, entity_id, sync_status, last_synced FROM sync_files s
 		WHERE s.workspace_id = $1 AND s.repo = $2 AND ($3::text[] IS NULL OR s.path = ANY($3))`
@@ -332,6 +336,7 @@ func (s *Store) SyncStates(ctx context.Context, ws, repo string, paths []string,
 
 // SyncRepos implements driver.LifecycleStorage.
 func (s *Store) SyncRepos(ctx context.Context, ws string, f *driver.EntityFilter) ([]driver.SyncRepo, error) {
+	ctx = withWS(ctx, ws)
 	args := []any{ws}
 	where := "TRUE"
 	if f != nil {

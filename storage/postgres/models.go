@@ -56,14 +56,20 @@ func (s *Store) ActivateModel(ctx context.Context, m driver.ModelInfo) (int64, e
 
 // QueueReembed implements driver.ModelStorage.
 func (s *Store) QueueReembed(ctx context.Context, ws string, types []driver.EntityType) (int, error) {
+	ctx = withWS(ctx, ws)
 	ts := make([]string, len(types))
 	for i, t := range types {
 		ts[i] = string(t)
 	}
 	var n int64
 	// The entities are updated in (workspace, id) order (see the lock order
-	// in tx.go).
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	// in tx.go). Every workspace's (ws ""): through the owner, whom
+	// row-level security does not restrict.
+	run := s.inTx
+	if ws == "" {
+		run = s.inOwnerTx
+	}
+	err := run(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE entities e SET enrichment_status = 'pending', enrichment_attempts = 0, enrichment_error = '',
 				enrichment_retry_at = NULL, enrichment_leased_until = NULL, enrichment_queued_at = now()
 			FROM (

@@ -25,6 +25,7 @@ func scanOAuth(row pgx.Row) (*driver.OAuthRecord, error) {
 
 // PutOAuthRecord implements driver.OAuthStorage.
 func (s *Store) PutOAuthRecord(ctx context.Context, r *driver.OAuthRecord) error {
+	ctx = storeWide(ctx)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	_, err := s.pool.Exec(ctx, `INSERT INTO oauth_records (`+oauthCols+`) VALUES ($1, $2, $3::jsonb, 1, $4, $5, $5)`,
 		r.Kind, r.ID, string(r.Data), r.ExpiresAt, now)
@@ -40,6 +41,7 @@ func (s *Store) PutOAuthRecord(ctx context.Context, r *driver.OAuthRecord) error
 
 // OAuthRecord implements driver.OAuthStorage.
 func (s *Store) OAuthRecord(ctx context.Context, kind, id string) (*driver.OAuthRecord, error) {
+	ctx = storeWide(ctx)
 	r, err := scanOAuth(s.pool.QueryRow(ctx, `SELECT kind, id, data::text, version, expires_at, created_at, updated_at
 		FROM oauth_records WHERE kind = $1 AND id = $2`, kind, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -53,6 +55,7 @@ func (s *Store) OAuthRecord(ctx context.Context, kind, id string) (*driver.OAuth
 
 // UpdateOAuthRecord implements driver.OAuthStorage.
 func (s *Store) UpdateOAuthRecord(ctx context.Context, r *driver.OAuthRecord) error {
+	ctx = storeWide(ctx)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	tag, err := s.pool.Exec(ctx, `UPDATE oauth_records SET data = $1::jsonb, expires_at = $2, version = version + 1, updated_at = $3
 		WHERE kind = $4 AND id = $5 AND version = $6`, string(r.Data), r.ExpiresAt, now, r.Kind, r.ID, r.Version)
@@ -72,6 +75,7 @@ func (s *Store) UpdateOAuthRecord(ctx context.Context, r *driver.OAuthRecord) er
 
 // OAuthRecords implements driver.OAuthStorage.
 func (s *Store) OAuthRecords(ctx context.Context, kind string) ([]driver.OAuthRecord, error) {
+	ctx = storeWide(ctx)
 	rows, err := s.pool.Query(ctx, `SELECT kind, id, data::text, version, expires_at, created_at, updated_at
 		FROM oauth_records WHERE kind = $1 ORDER BY created_at, id`, kind)
 	if err != nil {
@@ -94,6 +98,7 @@ func (s *Store) OAuthRecords(ctx context.Context, kind string) ([]driver.OAuthRe
 
 // DeleteExpiredOAuthRecords implements driver.OAuthStorage.
 func (s *Store) DeleteExpiredOAuthRecords(ctx context.Context, now time.Time) (int, error) {
+	ctx = storeWide(ctx)
 	tag, err := s.pool.Exec(ctx, `DELETE FROM oauth_records WHERE expires_at IS NOT NULL AND expires_at < $1`, now)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: sweep oauth records: %w", mapErr(err))

@@ -17,6 +17,7 @@ var _ driver.PurgeStorage = (*Store)(nil)
 // the delete to chunks (whose statement trigger queues their statistics'
 // removal), edges by either end or by origin, and sync state.
 func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, audit *driver.AuditEntry) (driver.PurgeCounts, error) {
+	ctx = withWS(ctx, ws)
 	var n driver.PurgeCounts
 	if len(ids) == 0 {
 		return n, nil
@@ -72,7 +73,7 @@ func (s *Store) ScrubDeleted(ctx context.Context) error {
 	// no pending rows are left (bounded).
 	for i := 0; i < 50; i++ {
 		var pending bool
-		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lexeme_stats_delta)`).Scan(&pending); err != nil {
+		if err := s.owner.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lexeme_stats_delta)`).Scan(&pending); err != nil {
 			return fmt.Errorf("postgres: scrub: %w", mapErr(err))
 		}
 		if !pending {
@@ -82,7 +83,7 @@ func (s *Store) ScrubDeleted(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err := s.pool.Exec(ctx, `VACUUM entities, chunks, edges, sync_files, query_embeddings, lexeme_stats, lexeme_stats_delta`)
+	_, err := s.owner.Exec(ctx, `VACUUM entities, chunks, edges, sync_files, query_embeddings, lexeme_stats, lexeme_stats_delta`)
 	if err != nil {
 		return fmt.Errorf("postgres: scrub: vacuum: %w", mapErr(err))
 	}

@@ -19,6 +19,7 @@ import (
 // expires (a crashed worker) makes the entity claimable again. The column
 // names come from driver.Queue.Column, never from input.
 func (s *Store) ClaimWork(ctx context.Context, ws string, c driver.WorkClaim) ([]driver.Lease, error) {
+	ctx = withWS(ctx, ws)
 	q := c.Queue
 	after, override := "", ", '', ''"
 	if c.AfterEmbedding {
@@ -58,6 +59,7 @@ func (s *Store) ClaimWork(ctx context.Context, ws string, c driver.WorkClaim) ([
 
 // ChunksToEmbed implements driver.Storage.
 func (s *Store) ChunksToEmbed(ctx context.Context, ws string, modelID int64, ids []uuid.UUID) (map[uuid.UUID][]driver.ChunkInput, error) {
+	ctx = withWS(ctx, ws)
 	out := make(map[uuid.UUID][]driver.ChunkInput, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -88,6 +90,7 @@ func (s *Store) ChunksToEmbed(ctx context.Context, ws string, modelID int64, ids
 // still at the claimed generation (a concurrent rewrite replaced the
 // others' chunks and queued them again); see the lock order in tx.go.
 func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64, done []driver.EmbedResult) error {
+	ctx = withWS(ctx, ws)
 	if len(done) == 0 {
 		return nil
 	}
@@ -136,6 +139,7 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 
 // FailWork implements driver.StageQueue.
 func (s *Store) FailWork(ctx context.Context, ws string, q driver.Queue, leases []driver.Lease, errMsg string, retryAt time.Time) error {
+	ctx = withWS(ctx, ws)
 	if len(leases) == 0 {
 		return nil
 	}
@@ -163,6 +167,7 @@ func (s *Store) FailWork(ctx context.Context, ws string, q driver.Queue, leases 
 
 // QueueStats implements driver.Storage.
 func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter, maxAttempts, failureLimit int) (driver.QueueStatus, error) {
+	ctx = withWS(ctx, ws)
 	var st driver.QueueStatus
 	var ex driver.ExtractionQueue
 	args := []any{ws, maxAttempts}
@@ -218,6 +223,7 @@ func (s *Store) QueueStats(ctx context.Context, ws string, f driver.EntityFilter
 // GetQueryEmbedding implements driver.Storage. A hit refreshes
 // last_used_at at most once an hour, so hot queries do not write per read.
 func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte) ([]float32, bool, error) {
+	ctx = withWS(ctx, ws)
 	var v pgvector.Vector
 	err := s.pool.QueryRow(ctx, `WITH hit AS (
 			SELECT embedding FROM query_embeddings
@@ -239,6 +245,7 @@ func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, mode
 
 // PutQueryEmbedding implements driver.Storage.
 func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte, vec []float32) error {
+	ctx = withWS(ctx, ws)
 	_, err := s.pool.Exec(ctx, `INSERT INTO query_embeddings (workspace_id, client_id, model_id, key, embedding)
 		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (workspace_id, client_id, model_id, key) DO UPDATE SET embedding = EXCLUDED.embedding, last_used_at = now()`,
@@ -251,6 +258,7 @@ func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, mode
 
 // PruneQueryEmbeddings implements driver.Storage.
 func (s *Store) PruneQueryEmbeddings(ctx context.Context, ws string, olderThan time.Time, maxPerClient int) (int, error) {
+	ctx = withWS(ctx, ws)
 	tag, err := s.pool.Exec(ctx, `DELETE FROM query_embeddings q USING (
 			SELECT workspace_id, client_id, model_id, key,
 				last_used_at < $2 AS stale,
@@ -267,6 +275,7 @@ func (s *Store) PruneQueryEmbeddings(ctx context.Context, ws string, olderThan t
 
 // EntityVectors implements driver.Storage.
 func (s *Store) EntityVectors(ctx context.Context, ws string, modelID int64, f driver.EntityFilter, limit int) ([]driver.EntityVector, error) {
+	ctx = withWS(ctx, ws)
 	args := []any{ws, modelID}
 	where := filterSQL(f, &args)
 	args = append(args, limit)
@@ -290,6 +299,7 @@ func (s *Store) EntityVectors(ctx context.Context, ws string, modelID int64, f d
 
 // RetryFailed implements driver.StageQueue.
 func (s *Store) RetryFailed(ctx context.Context, ws string, q driver.Queue) (int, error) {
+	ctx = withWS(ctx, ws)
 	var n int64
 	err := s.retryAborted(ctx, func() error {
 		tag, err := s.pool.Exec(ctx, `UPDATE entities SET `+q.Column("status")+` = 'pending', `+q.Column("attempts")+` = 0,

@@ -34,6 +34,7 @@ const foldInterval = time.Second
 // pending rows (lexeme_stats_delta, each a chunk's tsvector and a sign),
 // summed in one statement (one snapshot).
 func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (driver.LexemeStats, error) {
+	ctx = withWS(ctx, ws)
 	st := driver.LexemeStats{DF: make(map[string]int64, len(lexemes))}
 	keys := make([]string, 0, len(lexemes))
 	queries := make([]string, 0, len(lexemes))
@@ -124,7 +125,7 @@ func (s *Store) FoldStats(ctx context.Context) (int64, error) { return s.fold(ct
 // holds the lock (the background folds).
 func (s *Store) fold(ctx context.Context, wait bool) (int64, error) {
 	var moved int64
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inOwnerTx(ctx, func(tx pgx.Tx) error {
 		moved = 0
 		if wait {
 			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.postgram_lexeme_fold'))"); err != nil {
@@ -218,7 +219,7 @@ const headBatch = 500
 func (s *Store) fillHeads(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		rows, err := s.pool.Query(ctx, `SELECT workspace_id, id, content, metadata FROM entities WHERE head IS NULL LIMIT $1`, headBatch)
+		rows, err := s.owner.Query(ctx, `SELECT workspace_id, id, content, metadata FROM entities WHERE head IS NULL LIMIT $1`, headBatch)
 		if err != nil {
 			return total, fmt.Errorf("postgres: fill heads: %w", mapErr(err))
 		}
@@ -241,7 +242,7 @@ func (s *Store) fillHeads(ctx context.Context) (int, error) {
 		if len(ids) == 0 {
 			return total, nil
 		}
-		if _, err := s.pool.Exec(ctx, `UPDATE entities e SET head = to_tsvector('simple', g.head)
+		if _, err := s.owner.Exec(ctx, `UPDATE entities e SET head = to_tsvector('simple', g.head)
 			FROM unnest($1::text[], $2::uuid[], $3::text[]) AS g(ws, id, head)
 			WHERE e.workspace_id = g.ws AND e.id = g.id AND e.head IS NULL`, wss, ids, heads); err != nil {
 			return total, fmt.Errorf("postgres: fill heads: %w", mapErr(err))

@@ -139,6 +139,7 @@ const chunkJoin = `chunks c JOIN entities e ON e.workspace_id = c.workspace_id A
 
 // VectorSearch implements driver.Storage.
 func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuery) (driver.VectorResult, error) {
+	ctx = withWS(ctx, ws)
 	m, err := s.model(ctx, q.ModelID)
 	if err != nil {
 		return driver.VectorResult{}, err
@@ -200,6 +201,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuer
 // excluded) reuse a per-workspace count for countTTL, so most searches pay
 // no extra query.
 func (s *Store) candidateCount(ctx context.Context, ws string, q driver.VectorQuery, cap int) (int, error) {
+	ctx = withWS(ctx, ws)
 	if !broadFilter(q.Filter) {
 		return s.countCandidates(ctx, ws, q, cap)
 	}
@@ -236,6 +238,7 @@ type countEntry struct {
 }
 
 func (s *Store) countCandidates(ctx context.Context, ws string, q driver.VectorQuery, cap int) (int, error) {
+	ctx = withWS(ctx, ws)
 	args := sqlArgs{ws}
 	where := filterSQL(q.Filter, (*[]any)(&args))
 	sql := fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s WHERE c.workspace_id = $1 AND c.model_id = %d AND %s LIMIT %d) x`,
@@ -295,6 +298,7 @@ const annSessionSettings = "SET enable_seqscan = off; SET enable_bitmapscan = of
 // vectorQuery runs the vector query and, in the same round trip, the
 // similarity of the chunks of q.Also (nil when there are none).
 func (s *Store) vectorQuery(ctx context.Context, ws string, q driver.VectorQuery, dims int, ann bool) ([]driver.VectorHit, map[uuid.UUID]float64, error) {
+	ctx = withWS(ctx, ws)
 	sql, args := s.vectorSQL(ws, q, dims, ann)
 	hits := make([]driver.VectorHit, 0, q.Limit)
 	var sims map[uuid.UUID]float64
@@ -372,6 +376,7 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q driver.VectorQuery
 // query q would run with the given plan ("exact" or "hnsw"). For benchmarks
 // and operators.
 func (s *Store) ExplainVector(ctx context.Context, ws string, q driver.VectorQuery, plan string) (string, error) {
+	ctx = withWS(ctx, ws)
 	m, err := s.model(ctx, q.ModelID)
 	if err != nil {
 		return "", err
@@ -386,6 +391,7 @@ func (s *Store) ExplainVector(ctx context.Context, ws string, q driver.VectorQue
 
 // ExplainKeyword returns EXPLAIN (ANALYZE, BUFFERS) output for a keyword probe.
 func (s *Store) ExplainKeyword(ctx context.Context, ws string, q driver.KeywordQuery) (string, error) {
+	ctx = withWS(ctx, ws)
 	sql, args, err := s.keywordSQL(ctx, ws, q)
 	if err != nil {
 		return "", err
@@ -396,6 +402,7 @@ func (s *Store) ExplainKeyword(ctx context.Context, ws string, q driver.KeywordQ
 // ExplainKeywordFill returns EXPLAIN (ANALYZE, BUFFERS) output for the
 // statement KeywordFill runs.
 func (s *Store) ExplainKeywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (string, error) {
+	ctx = withWS(ctx, ws)
 	sql, args, err := keywordFillSQL(ws, q)
 	if err != nil {
 		return "", err
@@ -430,6 +437,7 @@ func (s *Store) explain(ctx context.Context, sql string, args sqlArgs, settings 
 }
 
 func (s *Store) keywordSQL(ctx context.Context, ws string, q driver.KeywordQuery) (string, sqlArgs, error) {
+	ctx = withWS(ctx, ws)
 	if len(q.Terms) == 0 || len(q.Terms) > 32 {
 		return "", nil, fmt.Errorf("postgres: keyword probe: need 1 to 32 terms, got %d", len(q.Terms))
 	}
@@ -499,6 +507,7 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q driver.KeywordQuery
 
 // KeywordProbe implements driver.Storage.
 func (s *Store) KeywordProbe(ctx context.Context, ws string, q driver.KeywordQuery) ([]driver.KeywordHit, error) {
+	ctx = withWS(ctx, ws)
 	sql, args, err := s.keywordSQL(ctx, ws, q)
 	if err != nil {
 		return nil, err
@@ -597,6 +606,7 @@ var _ driver.KeywordFiller = (*Store)(nil)
 // keywordFillSQL): no OR probe is needed to learn that the union fits, and
 // the steps after the pool is full never run.
 func (s *Store) KeywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (driver.KeywordFillResult, error) {
+	ctx = withWS(ctx, ws)
 	var res driver.KeywordFillResult
 	sql, args, err := keywordFillSQL(ws, q)
 	if err != nil {
@@ -760,6 +770,7 @@ const chunkSimilaritiesSQL = `SELECT c.id, 1 - (c.embedding <=> $3::vector) FROM
 
 // ChunkSimilarities implements driver.SimilarityScorer.
 func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
+	ctx = withWS(ctx, ws)
 	if len(ids) == 0 {
 		return make(map[uuid.UUID]float64), nil
 	}
@@ -790,6 +801,7 @@ func scanSimilarities(rows pgx.Rows, n int) (map[uuid.UUID]float64, error) {
 
 // EdgeSummaries implements driver.Storage.
 func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]driver.EdgeSummary, error) {
+	ctx = withWS(ctx, ws)
 	out := make(map[uuid.UUID]driver.EdgeSummary, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -826,6 +838,7 @@ func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 
 // Neighbors implements driver.Storage.
 func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) ([]driver.Neighbor, error) {
+	ctx = withWS(ctx, ws)
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -869,6 +882,7 @@ func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f dri
 // The statistics change only when the table is analysed, so a snapshot of
 // them is kept for termFreqTTL: a search then costs no query for them.
 func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) ([]float64, bool, error) {
+	ctx = withWS(ctx, ws)
 	stats, err := s.freqs.snapshot(ctx, s)
 	if err != nil || stats == nil {
 		return nil, false, err

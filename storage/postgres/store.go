@@ -37,6 +37,14 @@ type Config struct {
 	URL string
 	// MaxConns bounds the pool. Default: pgx's default (4 or the number of CPUs).
 	MaxConns int32
+	// OwnerURL (DATABASE_MIGRATION_URL) connects as the role that owns
+	// the schema, when URL connects as one that does not (a member of
+	// postgram_app, subject to row-level security: see migration 013).
+	// The owner runs the migrations, creates the vector indexes and does
+	// the store-wide maintenance (head fill, statistics folds, work across
+	// every workspace); everything else goes through URL. Empty: URL does
+	// it all.
+	OwnerURL string
 	// NotifyChannel is the LISTEN/NOTIFY channel that wakes enrichment
 	// workers in every process. Default "postgram_work".
 	NotifyChannel string
@@ -95,6 +103,9 @@ type Store struct {
 	counts  map[string]countEntry      // broad vector candidate counts by workspace and model
 	freqs   termFreqCache              // planner term frequencies
 	lexemes lexemeCache                // lexemes of query terms
+	// owner is the pool of Config.OwnerURL (two connections), or pool.
+	owner    *pgxpool.Pool
+	ownOwner bool
 	// annPool, when set, holds connections configured for ANN scans
 	// (Open makes one; New, with a caller's pool, uses transactions).
 	annPool *pgxpool.Pool
@@ -137,6 +148,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	ws := &writestate.Tracker{}
 	pc.ConnConfig.Tracer = writeTracer{st: ws}
 	efSearch, maxScan := cfg.EfSearch, cfg.MaxScanTuples
+	pc.PrepareConn = PrepareConn // row-level security: the operation's workspace
 	pc.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		// The vector type exists once migrations ran; before that there is
 		// nothing to register.
@@ -177,10 +189,29 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", driver.ErrUnavailable)
 	}
+	var owner *pgxpool.Pool
+	if cfg.OwnerURL != "" {
+		oc, err := pgxpool.ParseConfig(cfg.OwnerURL)
+		if err != nil {
+			pool.Close()
+			annPool.Close()
+			return nil, fmt.Errorf("postgres: %w", &driver.FieldError{Field: "database_migration_url", Message: "is not a valid PostgreSQL connection string"})
+		}
+		oc.MaxConns = 2
+		oc.AfterConnect = pc.AfterConnect
+		if owner, err = pgxpool.NewWithConfig(ctx, oc); err != nil {
+			pool.Close()
+			annPool.Close()
+			return nil, fmt.Errorf("postgres: connect as owner: %w", driver.ErrUnavailable)
+		}
+	}
 	s := newStore(pool, cfg)
 	s.writeState = ws
 	s.ownPool = true
 	s.annPool = annPool
+	if owner != nil {
+		s.owner, s.ownOwner = owner, true
+	}
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -197,7 +228,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Store {
 }
 
 func newStore(pool *pgxpool.Pool, cfg Config) *Store {
-	s := &Store{pool: pool, cfg: cfg, log: cfg.Logger, models: map[int64]driver.ModelInfo{}, counts: map[string]countEntry{},
+	s := &Store{pool: pool, owner: pool, cfg: cfg, log: cfg.Logger, models: map[int64]driver.ModelInfo{}, counts: map[string]countEntry{},
 		writeState: &writestate.Tracker{}}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	s.bg.Add(1)
@@ -232,6 +263,9 @@ func (s *Store) Close() error {
 	if s.annPool != nil {
 		s.annPool.Close()
 	}
+	if s.ownOwner {
+		s.owner.Close()
+	}
 	return nil
 }
 
@@ -242,7 +276,7 @@ const versionTable = "postgram_schema_version"
 // idempotent and safe to run from several processes at once: tern holds a
 // PostgreSQL advisory lock while it works.
 func (s *Store) Migrate(ctx context.Context) error {
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.owner.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: migrate: acquire connection: %w", driver.ErrUnavailable)
 	}
@@ -260,6 +294,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 	// Connections opened before the vector extension existed lack its
 	// types; drop them so every connection registers them afresh.
 	s.pool.Reset()
+	if s.owner != s.pool {
+		s.owner.Reset()
+	}
 	if _, err := s.fillHeads(ctx); err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
@@ -339,9 +376,25 @@ func (s *Store) createVectorIndex(ctx context.Context, tx pgx.Tx, id int64, dims
 			"dimensions", dims, "limit", maxIndexedDims)
 		return nil
 	}
-	_, err := tx.Exec(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw_m%d ON chunks
+	name := fmt.Sprintf("chunks_embedding_hnsw_m%d", id)
+	var exists bool
+	if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", name).Scan(&exists); err != nil || exists {
+		return err
+	}
+	// Only the tables' owner may create an index: through OwnerURL when
+	// this connection's role is not it.
+	ddl := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON chunks
 		USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WITH (m = %d, ef_construction = %d)
-		WHERE model_id = %d`, id, dims, s.cfg.HNSWM, s.cfg.HNSWEfConstruction, id))
+		WHERE model_id = %d`, name, dims, s.cfg.HNSWM, s.cfg.HNSWEfConstruction, id)
+	if s.owner != s.pool {
+		_, err := s.owner.Exec(ctx, ddl)
+		return err
+	}
+	_, err := tx.Exec(ctx, ddl)
+	if isInsufficientPrivilege(err) {
+		return fmt.Errorf("the vector index of embedding model %d is missing and this database role may not create it: "+
+			"set DATABASE_MIGRATION_URL to connect as the schema's owner (%w)", id, err)
+	}
 	return err
 }
 
@@ -397,6 +450,7 @@ const KeyChannel = "postgram_keys"
 // EventConnected and EventDisconnected so callers can distrust caches
 // while it is down.
 func (s *Store) Listen(ctx context.Context, ws string, h func(driver.Event)) error {
+	ctx = withWS(ctx, ws)
 	backoff := 100 * time.Millisecond
 	for {
 		err := s.listenOnce(ctx, ws, h)
@@ -417,6 +471,7 @@ func (s *Store) Listen(ctx context.Context, ws string, h func(driver.Event)) err
 }
 
 func (s *Store) listenOnce(ctx context.Context, ws string, h func(driver.Event)) error {
+	ctx = withWS(ctx, ws)
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ const (
 // REPEATABLE READ, read-only transaction (one snapshot), page by page
 // along the primary key.
 func (s *Store) ExportWorkspace(ctx context.Context, ws string, modelID int64, entity func(*driver.EntityRecord) error, edge func(*driver.Edge) error) error {
+	ctx = withWS(ctx, ws)
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var after *uuid.UUID
 		for {
@@ -149,6 +150,7 @@ func exportEntityPage(ctx context.Context, tx pgx.Tx, ws string, modelID int64, 
 
 // ImportEntities implements driver.TransferStorage.
 func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, recs []*driver.EntityRecord, skipExisting bool) (int, error) {
+	ctx = withWS(ctx, ws)
 	if len(recs) == 0 {
 		return 0, nil
 	}
@@ -236,6 +238,7 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 
 // ImportEdges implements driver.TransferStorage.
 func (s *Store) ImportEdges(ctx context.Context, ws string, edges []driver.Edge, skipExisting bool) (int, error) {
+	ctx = withWS(ctx, ws)
 	if len(edges) == 0 {
 		return 0, nil
 	}

@@ -53,6 +53,12 @@ func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return s.retryAborted(ctx, func() error { return pgx.BeginFunc(ctx, s.pool, fn) })
 }
 
+// inOwnerTx is inTx on the owner's connection (Config.OwnerURL): for
+// the store-wide work that must see every workspace's rows.
+func (s *Store) inOwnerTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.retryAborted(ctx, func() error { return pgx.BeginFunc(ctx, s.owner, fn) })
+}
+
 // retryAborted runs f, and once more when PostgreSQL aborted it as a
 // deadlock victim or for a serialization failure (f is one statement or
 // one transaction).

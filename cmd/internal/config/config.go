@@ -41,6 +41,12 @@ type Env struct {
 	// DatabaseURL selects PostgreSQL (DATABASE_URL). Unset: the embedded
 	// SQLite store in DataDir.
 	DatabaseURL string
+	// DatabaseMigrationURL (DATABASE_MIGRATION_URL) connects as the
+	// schema's owner when DATABASE_URL connects as a role subject to
+	// row-level security (a member of postgram_app): migrations, vector
+	// indexes and store-wide maintenance go through it. Empty:
+	// DATABASE_URL's role does everything.
+	DatabaseMigrationURL string
 	// DataDir holds the embedded store's database file (SQLiteFile) when
 	// DATABASE_URL is unset: POSTGRAM_DATA_DIR, else $XDG_DATA_HOME/postgram
 	// (an absolute XDG_DATA_HOME only, as the XDG specification says), else
@@ -128,16 +134,17 @@ type Env struct {
 // the variable.
 func Parse(get Getenv) (*Env, error) {
 	e := &Env{
-		DatabaseURL:       strings.TrimSpace(get("DATABASE_URL")),
-		DataDir:           dataDir(get),
-		Workspace:         or(get("POSTGRAM_WORKSPACE"), postgram.DefaultWorkspace),
-		Bind:              or(get("POSTGRAM_BIND"), "127.0.0.1"),
-		KeyPepper:         get("API_KEY_PEPPER"),
-		EmbeddingModel:    get("EMBEDDING_MODEL"),
-		EmbeddingBaseURL:  get("EMBEDDING_BASE_URL"),
-		EmbeddingAPIKey:   get("EMBEDDING_API_KEY"),
-		QueryCacheSecret:  get("QUERY_EMBEDDING_CACHE_SECRET"),
-		EmbeddingProvider: strings.ToLower(strings.TrimSpace(get("EMBEDDING_PROVIDER"))),
+		DatabaseURL:          strings.TrimSpace(get("DATABASE_URL")),
+		DatabaseMigrationURL: strings.TrimSpace(get("DATABASE_MIGRATION_URL")),
+		DataDir:              dataDir(get),
+		Workspace:            or(get("POSTGRAM_WORKSPACE"), postgram.DefaultWorkspace),
+		Bind:                 or(get("POSTGRAM_BIND"), "127.0.0.1"),
+		KeyPepper:            get("API_KEY_PEPPER"),
+		EmbeddingModel:       get("EMBEDDING_MODEL"),
+		EmbeddingBaseURL:     get("EMBEDDING_BASE_URL"),
+		EmbeddingAPIKey:      get("EMBEDDING_API_KEY"),
+		QueryCacheSecret:     get("QUERY_EMBEDDING_CACHE_SECRET"),
+		EmbeddingProvider:    strings.ToLower(strings.TrimSpace(get("EMBEDDING_PROVIDER"))),
 	}
 	var err error
 	ints := []struct {
@@ -477,7 +484,7 @@ func (e *Env) StoreDescription() string {
 // (see Migrator).
 func (e *Env) OpenStore(ctx context.Context, log *slog.Logger) (driver.Storage, error) {
 	if e.DatabaseURL != "" {
-		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, Logger: log})
+		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, OwnerURL: e.DatabaseMigrationURL, Logger: log})
 		if err != nil {
 			return nil, err
 		}

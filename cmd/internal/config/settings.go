@@ -51,6 +51,7 @@ func (e *Env) Settings() []Setting {
 	return []Setting{
 		{"store", store},
 		{"DATABASE_URL", redactURL(e.DatabaseURL)},
+		{"DATABASE_MIGRATION_URL", redactURL(e.DatabaseMigrationURL)},
 		{"POSTGRAM_WORKSPACE", e.Workspace},
 		{"listen", e.Addr()},
 		{"TLS", strconv.FormatBool(e.TLS())},
