@@ -401,8 +401,8 @@ func (v *kwView) score(slots []int32, q *terms, feats bool) ([]uint32, []float32
 	var fs []features
 	var heads map[int32]int32 // entity slot → its index in hfs
 	var hfs []headFeatures
-	var first []uint16               // per query lexeme, its first position in a head
-	var tfs, hpos []uint16           // every chunk's TF and every head's positions, one allocation each
+	var first []uint16     // per query lexeme, its first position in a head
+	var tfs, hpos []uint16 // every chunk's TF and every head's positions, one allocation each
 	if feats {
 		fs = make([]features, len(slots))
 		heads = make(map[int32]int32, len(slots))
