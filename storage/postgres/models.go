@@ -10,6 +10,7 @@ import (
 
 // ListModels implements driver.ModelStorage.
 func (s *Store) ListModels(ctx context.Context) ([]driver.ModelRecord, error) {
+	ctx = storeWide(ctx) // no workspace-scoped table
 	rows, err := s.pool.Query(ctx, "SELECT id, provider, name, dimensions, is_active, created_at FROM embedding_models ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list models: %w", mapErr(err))
@@ -29,6 +30,7 @@ func (s *Store) ListModels(ctx context.Context) ([]driver.ModelRecord, error) {
 // new model is built in the same transaction (on an empty partial index
 // this is instant; its rows arrive as the worker re-embeds).
 func (s *Store) ActivateModel(ctx context.Context, m driver.ModelInfo) (int64, error) {
+	ctx = storeWide(ctx) // no workspace-scoped table
 	var id int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('postgram_embedding_models'))"); err != nil {

@@ -247,6 +247,7 @@ func (s *Store) Name() string { return "postgres" }
 
 // Ping implements driver.Storage.
 func (s *Store) Ping(ctx context.Context) error {
+	ctx = storeWide(ctx) // no workspace-scoped table
 	if err := s.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("postgres: ping: %w", &driver.BackendError{Kind: driver.ErrUnavailable, Public: "cannot reach PostgreSQL", Err: err})
 	}
@@ -306,6 +307,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // SchemaVersion returns the applied and the latest available migration
 // versions.
 func (s *Store) SchemaVersion(ctx context.Context) (current, latest int32, err error) {
+	ctx = storeWide(ctx) // no workspace-scoped table
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("postgres: acquire connection: %w", driver.ErrUnavailable)
@@ -327,6 +329,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (current, latest int32, err e
 
 // EnsureModel implements driver.Storage.
 func (s *Store) EnsureModel(ctx context.Context, want driver.ModelInfo) (int64, error) {
+	ctx = storeWide(ctx) // no workspace-scoped table
 	if want.Dimensions <= 0 || want.Name == "" {
 		return 0, &driver.FieldError{Field: "embedding_model", Message: "needs a name and positive dimensions"}
 	}
@@ -400,6 +403,7 @@ func (s *Store) createVectorIndex(ctx context.Context, tx pgx.Tx, id int64, dims
 
 // ActiveModel implements driver.Storage.
 func (s *Store) ActiveModel(ctx context.Context) (int64, driver.ModelInfo, bool, error) {
+	ctx = storeWide(ctx) // no workspace-scoped table
 	var id int64
 	var m driver.ModelInfo
 	err := s.pool.QueryRow(ctx, "SELECT id, provider, name, dimensions FROM embedding_models WHERE is_active").
@@ -418,6 +422,7 @@ func (s *Store) ActiveModel(ctx context.Context) (int64, driver.ModelInfo, bool,
 
 // model returns a known model's info, loading it when needed.
 func (s *Store) model(ctx context.Context, id int64) (driver.ModelInfo, error) {
+	ctx = storeWide(ctx) // no workspace-scoped table
 	s.mu.RLock()
 	m, ok := s.models[id]
 	s.mu.RUnlock()

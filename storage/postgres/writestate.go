@@ -68,6 +68,7 @@ var _ driver.WriteStater = (*Store)(nil)
 // another failure), and whenever the server is a standby or its sessions
 // are read-only (default_transaction_read_only).
 func (s *Store) ReadOnly(ctx context.Context) (bool, string, error) {
+	ctx = storeWide(ctx) // no workspace-scoped table
 	var standby, readOnly bool
 	err := s.pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'`).Scan(&standby, &readOnly)
 	if err != nil {
