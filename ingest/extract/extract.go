@@ -2,9 +2,10 @@
 // author, date, metadata and text split into sections whose boundaries
 // follow the document's structure (headings, chapters, pages).
 //
-// Supported so far: plain text, Markdown (with a front matter block of
-// "key: value" lines) and JSON. HTML, PDF, EPUB and YAML are not yet
-// implemented and return ErrUnsupported.
+// Supported: plain text, Markdown (with a front matter block of "key:
+// value" lines), JSON, YAML, HTML (the main content, found with
+// Readability's algorithm, converted to Markdown) and EPUB (chapters in
+// reading order). PDF is not implemented yet and returns ErrUnsupported.
 package extract
 
 import (
@@ -68,6 +69,13 @@ func Extract(data []byte, contentType, filename string) (*Document, error) {
 		doc, err = markdown(data)
 	case "application/json":
 		doc, err = jsonDoc(data)
+	case "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml":
+		mt = "application/yaml"
+		doc, err = yamlDoc(data)
+	case "text/html", "application/xhtml+xml":
+		doc, err = htmlDoc(data)
+	case "application/epub+zip":
+		doc, err = epubDoc(data)
 	default:
 		return nil, fmt.Errorf("%w: %q (file %q)", ErrUnsupported, mt, filename)
 	}
@@ -91,6 +99,7 @@ var byExt = map[string]string{
 	".html": "text/html", ".htm": "text/html",
 	".pdf": "application/pdf", ".epub": "application/epub+zip",
 	".yaml": "application/yaml", ".yml": "application/yaml",
+	".xhtml": "application/xhtml+xml",
 }
 
 func mediaType(contentType, filename string) string {
