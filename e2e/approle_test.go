@@ -88,4 +88,12 @@ $$`); err != nil {
 	if _, err := lc.Exec(ctx, "CREATE TABLE stolen (x int)"); err == nil {
 		t.Fatal("the app login may create tables in the schema")
 	}
+	// The server warned about the cluster's slow settings, with the fix.
+	var rpc float64
+	if err := lc.QueryRow(ctx, "SELECT current_setting('random_page_cost')::float8").Scan(&rpc); err != nil {
+		t.Fatal(err)
+	}
+	if rpc >= 4 && !strings.Contains(s.stderr.String(), "slow database settings: PostgreSQL random_page_cost is 4") {
+		t.Errorf("no warning about random_page_cost %g:\n%s", rpc, s.stderr.String())
+	}
 }

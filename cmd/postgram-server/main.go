@@ -122,6 +122,19 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		log.Error("INSECURE: " + w)
 		warnings = append(warnings, w)
 	}
+	// PostgreSQL's default settings make the store slow: say how to fix
+	// them (logged only: /health is open and would tell sizes).
+	if a, ok := store.(interface {
+		SettingsAdvice(context.Context) ([]string, error)
+	}); ok {
+		advice, err := a.SettingsAdvice(ctx)
+		if err != nil {
+			log.Warn("could not check the database's settings", "err", err)
+		}
+		for _, w := range advice {
+			log.Warn("slow database settings: " + w)
+		}
+	}
 	limits := env.RateLimit(log)
 	if !limits.Enabled() && !env.LoopbackBind() {
 		w := "rate limits are off on a non-loopback address (RATE_LIMIT_PER_KEY, RATE_LIMIT_PER_IP and RATE_LIMIT_AUTH_FAILURES are 0)"

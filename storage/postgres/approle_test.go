@@ -75,3 +75,13 @@ func TestConformanceAsAppRole(t *testing.T) {
 	t.Parallel()
 	storagetest.Run(t, openAsApp)
 }
+
+// TestSettingsAdvice reads the test cluster's settings (as the app role,
+// which may read them) without error.
+func TestSettingsAdvice(t *testing.T) {
+	t.Parallel()
+	st := openAsApp(t).(*postgres.Store)
+	if _, err := st.SettingsAdvice(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

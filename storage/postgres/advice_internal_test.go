@@ -1,0 +1,29 @@
+package postgres
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAdvise(t *testing.T) {
+	t.Parallel()
+	defaults := clusterSettings{SharedBuffers: 128 << 20, EffectiveCacheSize: 4 << 30, WorkMem: 4 << 20, RandomPageCost: 4,
+		HNSW: map[string]int64{"chunks_embedding_hnsw_m1": 6 << 30}}
+	got := strings.Join(advise(defaults), "\n")
+	for _, want := range []string{"shared_buffers is 128 MiB", "ALTER SYSTEM SET shared_buffers", "work_mem is 4 MiB",
+		"random_page_cost is 4", "chunks_embedding_hnsw_m1 is 6.0 GiB, larger than shared_buffers (128 MiB) and effective_cache_size (4.0 GiB)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("advice lacks %q:\n%s", want, got)
+		}
+	}
+	tuned := clusterSettings{SharedBuffers: 4 << 30, EffectiveCacheSize: 12 << 30, WorkMem: 32 << 20, RandomPageCost: 1.1,
+		HNSW: map[string]int64{"chunks_embedding_hnsw_m1": 1 << 30}}
+	if a := advise(tuned); len(a) != 0 {
+		t.Errorf("a tuned cluster gets advice: %v", a)
+	}
+	mid := tuned
+	mid.HNSW = map[string]int64{"chunks_embedding_hnsw_m2": 5 << 30}
+	if a := advise(mid); len(a) != 1 || !strings.Contains(a[0], "larger than shared_buffers (4.0 GiB): vector searches compete") {
+		t.Errorf("index above shared_buffers only: %v", a)
+	}
+}
