@@ -205,13 +205,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("postgres: connect as owner: %w", driver.ErrUnavailable)
 		}
 	}
-	s := newStore(pool, cfg)
-	s.writeState = ws
-	s.ownPool = true
-	s.annPool = annPool
-	if owner != nil {
-		s.owner, s.ownOwner = owner, true
-	}
+	s := newStore(pool, cfg, func(s *Store) {
+		s.writeState = ws
+		s.ownPool = true
+		s.annPool = annPool
+		if owner != nil {
+			s.owner, s.ownOwner = owner, true
+		}
+	})
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -227,9 +228,14 @@ func New(pool *pgxpool.Pool, cfg Config) *Store {
 	return newStore(pool, cfg)
 }
 
-func newStore(pool *pgxpool.Pool, cfg Config) *Store {
+// newStore builds the store; setup, when given, completes it before its
+// background goroutines start (they read what it sets).
+func newStore(pool *pgxpool.Pool, cfg Config, setup ...func(*Store)) *Store {
 	s := &Store{pool: pool, owner: pool, cfg: cfg, log: cfg.Logger, models: map[int64]driver.ModelInfo{}, counts: map[string]countEntry{},
 		writeState: &writestate.Tracker{}}
+	for _, f := range setup {
+		f(s)
+	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	s.bg.Add(1)
 	go func() {
