@@ -399,7 +399,7 @@ func (s *Store) BackupRowCounts(ctx context.Context) (map[string]int64, error) {
 
 // RestoreModels implements driver.BackupStorage (ids kept).
 func (s *Store) RestoreModels(ctx context.Context, models []driver.BackupModel) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		for _, m := range models {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO embedding_models (id, provider, name, dimensions, is_active, created_at)
 				VALUES (?, ?, ?, ?, ?, ?)`, m.ID, m.Provider, m.Name, m.Dimensions, m.Active, micros(m.CreatedAt)); err != nil {
@@ -441,7 +441,7 @@ func (s *Store) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity
 		prepared[i] = prepareChunks(r.Workspace, in)
 		heads[i] = headTSV(withMetadata(&r.Entity, r.Metadata))
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		ent, err := tx.PrepareContext(ctx, `INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source,
 				metadata, client_id, version, chunk_generation, enrichment_status, enrichment_attempts, enrichment_error,
 				enrichment_queued_at, enrichment_retry_at, extraction_status, extraction_attempts, extraction_error,
@@ -511,7 +511,7 @@ func (s *Store) RestoreEdges(ctx context.Context, edges []driver.BackupEdge) err
 	if len(edges) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO edges (workspace_id, id, source_id, target_id, relation, confidence, source, metadata,
 				origin_id, provider, model, prompt_version, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -542,7 +542,7 @@ func (s *Store) RestoreKeys(ctx context.Context, keys []driver.BackupKey) error 
 	if len(keys) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		for _, k := range keys {
 			scopes := stringsJSON(k.Scopes)
 			if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, allowed_types,
@@ -566,7 +566,7 @@ func (s *Store) RestoreAudit(ctx context.Context, entries []driver.BackupAudit) 
 	if len(entries) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		for i := range entries {
 			if err := auditInsert(ctx, tx, entries[i].Workspace, &entries[i].AuditEntry); err != nil {
 				return fmt.Errorf("audit entry %s: %w", entries[i].ID, err)
@@ -585,7 +585,7 @@ func (s *Store) RestoreSyncFiles(ctx context.Context, files []driver.BackupSyncF
 	if len(files) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		for _, f := range files {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO sync_files (workspace_id, repo, path, sha, entity_id, sync_status, last_synced)
 				VALUES (?, ?, ?, ?, ?, ?, ?)`, f.Workspace, f.Repo, f.Path, f.SHA, f.EntityID.String(), f.Status, micros(f.LastSynced)); err != nil {

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -163,7 +162,7 @@ func buildFixture(path string, n, dims int) error {
 			done = append(done, driver.EmbedResult{EntityID: e.ID, Generation: 1, ChunkIDs: []uuid.UUID{cid},
 				Vectors: [][]float32{benchVector(r, cs, dims)}})
 		}
-		err := st.write(ctx, func(tx *sql.Tx) error {
+		err := st.write(ctx, func(tx *wtx) error {
 			for i, e := range ents {
 				var rid int64
 				err := tx.QueryRowContext(ctx, `INSERT INTO entities (workspace_id, id, type, content, visibility, status,

@@ -103,7 +103,7 @@ func prepareChunks(ws string, chunks []driver.ChunkInput) []preparedChunk {
 
 // insertChunks inserts chunks (the in-memory keyword index reads them
 // through change_log).
-func insertChunks(ctx context.Context, tx *sql.Tx, ws string, entityID uuid.UUID, entityRID int64, chunks []preparedChunk) error {
+func insertChunks(ctx context.Context, tx *wtx, ws string, entityID uuid.UUID, entityRID int64, chunks []preparedChunk) error {
 	if len(chunks) == 0 {
 		return nil
 	}
@@ -129,7 +129,7 @@ func headTSV(e *driver.Entity) []byte {
 
 // putHead writes an entity's head; an unchanged head writes nothing (and so
 // logs no change).
-func putHead(ctx context.Context, tx *sql.Tx, rid int64, e *driver.Entity) error {
+func putHead(ctx context.Context, tx *wtx, rid int64, e *driver.Entity) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO entity_heads (rid, tsv) VALUES (?, ?)
 		ON CONFLICT (rid) DO UPDATE SET tsv = excluded.tsv WHERE tsv IS NOT excluded.tsv`, rid, headTSV(e))
 	return err
@@ -140,7 +140,7 @@ func putHead(ctx context.Context, tx *sql.Tx, rid int64, e *driver.Entity) error
 // transaction.
 func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, chunks []driver.ChunkInput, audit *driver.AuditEntry) error {
 	prepared := prepareChunks(ws, chunks)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		if err := createTx(ctx, tx, ws, e, prepared); err != nil {
 			return err
 		}
@@ -233,7 +233,7 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, e
 	if rechunk {
 		prepared = prepareChunks(ws, chunks)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		if err := updateTx(ctx, tx, ws, e, expected, rechunk, prepared); err != nil {
 			return err
 		}

@@ -20,7 +20,7 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.Extr
 		prepared[i] = prepareChunks(ws, p.Chunks)
 	}
 	written, ok := 0, false
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		var gen int64
 		err := tx.QueryRowContext(ctx, "SELECT chunk_generation FROM entities WHERE workspace_id = ? AND id = ?",
 			ws, r.EntityID.String()).Scan(&gen)
@@ -74,7 +74,7 @@ func (s *Store) QueueExtraction(ctx context.Context, ws string, ids []uuid.UUID,
 		return 0, 0, nil
 	}
 	var queued, deleted int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		list := idsJSON(ids)
 		if len(cleanSources) > 0 {
 			res, err := tx.ExecContext(ctx, `DELETE FROM edges WHERE workspace_id = ?

@@ -93,7 +93,7 @@ func originArg(o *uuid.UUID) any {
 	return o.String()
 }
 
-func upsertEdges(ctx context.Context, tx *sql.Tx, ws string, edges []driver.Edge) ([]driver.Edge, error) {
+func upsertEdges(ctx context.Context, tx *wtx, ws string, edges []driver.Edge) ([]driver.Edge, error) {
 	if len(edges) == 0 {
 		return nil, nil
 	}
@@ -125,7 +125,7 @@ func upsertEdges(ctx context.Context, tx *sql.Tx, ws string, edges []driver.Edge
 // UpsertEdges implements driver.GraphStorage.
 func (s *Store) UpsertEdges(ctx context.Context, ws string, edges []driver.Edge, audit *driver.AuditEntry) ([]driver.Edge, error) {
 	var out []driver.Edge
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		var err error
 		if out, err = upsertEdges(ctx, tx, ws, edges); err != nil {
 			return err
@@ -156,7 +156,7 @@ func (s *Store) DeleteEdges(ctx context.Context, ws string, ids []uuid.UUID, aud
 		return 0, nil
 	}
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM edges WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))", ws, idsJSON(ids))
 		if err != nil {
 			return err
@@ -464,7 +464,7 @@ func (s *Store) ReplaceDerivedEdges(ctx context.Context, ws string, origin uuid.
 	}
 	defer up.release()
 	var n int64
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *wtx) error {
 		res, err := tx.StmtContext(ctx, del.st).ExecContext(ctx, ws, origin.String(), source)
 		if err != nil {
 			return err

@@ -433,7 +433,19 @@ func (ix *index) catchUp(ctx context.Context) error {
 	// read faster by loading the whole index again in bulk than entry by
 	// entry.
 	var backlog int64
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) - ? FROM change_log", applied).Scan(&backlog); err != nil {
+	rows, err := query("SELECT coalesce(max(seq), 0) - ? FROM change_log", applied)
+	if err == nil {
+		if !rows.Next() {
+			err = rows.Err()
+			if err == nil {
+				err = sql.ErrNoRows
+			}
+		} else {
+			err = rows.Scan(&backlog)
+		}
+		rows.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
 	}
 	if backlog > catchUpReloadAt {
@@ -445,7 +457,7 @@ func (ix *index) catchUp(ctx context.Context) error {
 	cached := map[int64]bool{} // entities changed in columns only the entity cache holds
 	keys := false              // an API key changed
 	hi := applied
-	rows, err := query("SELECT seq, kind, rid FROM change_log WHERE seq > ? ORDER BY seq", applied)
+	rows, err = query("SELECT seq, kind, rid FROM change_log WHERE seq > ? ORDER BY seq", applied)
 	if err != nil {
 		return fmt.Errorf("sqlite: update vector index: %w", mapErr(err))
 	}

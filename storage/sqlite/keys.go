@@ -15,7 +15,7 @@ import (
 )
 
 // auditInsert inserts an entry in a transaction (nothing when a is nil).
-func auditInsert(ctx context.Context, tx *sql.Tx, ws string, a *driver.AuditEntry) error {
+func auditInsert(ctx context.Context, tx *wtx, ws string, a *driver.AuditEntry) error {
 	if a == nil {
 		return nil
 	}
@@ -30,7 +30,7 @@ func auditInsert(ctx context.Context, tx *sql.Tx, ws string, a *driver.AuditEntr
 
 // AppendAudit implements driver.Storage.
 func (s *Store) AppendAudit(ctx context.Context, ws string, a *driver.AuditEntry) error {
-	if err := s.write(ctx, func(tx *sql.Tx) error { return auditInsert(ctx, tx, ws, a) }); err != nil {
+	if err := s.write(ctx, func(tx *wtx) error { return auditInsert(ctx, tx, ws, a) }); err != nil {
 		return fmt.Errorf("sqlite: append audit: %w", mapErr(err))
 	}
 	return nil
@@ -48,7 +48,7 @@ func (s *Store) PruneAudit(ctx context.Context, ws string, before time.Time, dry
 		return n, nil
 	}
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO audit_prune_gate (open) VALUES (1)"); err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func scanKey(row scanner, extra ...any) (*driver.APIKey, error) {
 
 // CreateKey implements driver.Storage.
 func (s *Store) CreateKey(ctx context.Context, ws string, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		if err := insertKey(ctx, tx, ws, k, hash); err != nil {
 			return err
 		}
@@ -184,7 +184,7 @@ func (s *Store) CreateKey(ctx context.Context, ws string, k *driver.APIKey, hash
 	return nil
 }
 
-func insertKey(ctx context.Context, tx *sql.Tx, ws string, k *driver.APIKey, hash []byte) error {
+func insertKey(ctx context.Context, tx *wtx, ws string, k *driver.APIKey, hash []byte) error {
 	var expires sql.NullInt64
 	if k.ExpiresAt != nil {
 		expires = sql.NullInt64{Int64: micros(*k.ExpiresAt), Valid: true}
@@ -199,7 +199,7 @@ func insertKey(ctx context.Context, tx *sql.Tx, ws string, k *driver.APIKey, has
 // RotateKey implements driver.Storage. The change-log trigger tells
 // every process sharing the file that the old key changed.
 func (s *Store) RotateKey(ctx context.Context, ws string, old uuid.UUID, oldExpires time.Time, k *driver.APIKey, hash []byte, audit *driver.AuditEntry) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1)
 			WHERE workspace_id = ?2 AND id = ?3 AND revoked_at IS NULL`, micros(oldExpires), ws, old.String())
 		if err != nil {
@@ -262,7 +262,7 @@ func (s *Store) ListKeys(ctx context.Context, ws string) ([]driver.APIKey, error
 // so the library caches no verified key and every replica (every process
 // on the file) sees the revocation at its next authentication.
 func (s *Store) RevokeKey(ctx context.Context, ws string, id uuid.UUID, at time.Time, audit *driver.AuditEntry) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE workspace_id = ? AND id = ?`,
 			micros(at), ws, id.String())
 		if err != nil {
@@ -289,7 +289,7 @@ func (s *Store) TouchKeys(ctx context.Context, ws string, used map[string]time.T
 	if len(used) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		st, err := tx.PrepareContext(ctx, `UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, ?1), ?1)
 			WHERE workspace_id = ?2 AND id = ?3`)
 		if err != nil {

@@ -145,7 +145,7 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 			prepared[i] = prepareChunks(ws, op.Chunks)
 		}
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		for i := range ops {
 			op := &ops[i]
 			var err error
@@ -186,7 +186,7 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 	return nil
 }
 
-func createTx(ctx context.Context, tx *sql.Tx, ws string, e *driver.Entity, chunks []preparedChunk) error {
+func createTx(ctx context.Context, tx *wtx, ws string, e *driver.Entity, chunks []preparedChunk) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func createTx(ctx context.Context, tx *sql.Tx, ws string, e *driver.Entity, chun
 	return insertChunks(ctx, tx, ws, e.ID, rid, chunks)
 }
 
-func updateTx(ctx context.Context, tx *sql.Tx, ws string, e *driver.Entity, expected int64, rechunk bool, chunks []preparedChunk) error {
+func updateTx(ctx context.Context, tx *wtx, ws string, e *driver.Entity, expected int64, rechunk bool, chunks []preparedChunk) error {
 	meta, err := metadataJSON(e.Metadata)
 	if err != nil {
 		return err
@@ -258,7 +258,7 @@ func updateTx(ctx context.Context, tx *sql.Tx, ws string, e *driver.Entity, expe
 	return insertChunks(ctx, tx, ws, e.ID, rid, chunks)
 }
 
-func edgeTx(ctx context.Context, tx *sql.Tx, ws string, ed *driver.BatchEdge) error {
+func edgeTx(ctx context.Context, tx *wtx, ws string, ed *driver.BatchEdge) error {
 	meta, err := metadataJSON(ed.Metadata)
 	if err != nil {
 		return err
@@ -271,7 +271,7 @@ func edgeTx(ctx context.Context, tx *sql.Tx, ws string, ed *driver.BatchEdge) er
 	return err
 }
 
-func syncStateTx(ctx context.Context, tx *sql.Tx, ws string, st *driver.SyncFileState) error {
+func syncStateTx(ctx context.Context, tx *wtx, ws string, st *driver.SyncFileState) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO sync_files (workspace_id, repo, path, sha, entity_id, sync_status, last_synced)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id, repo, path) DO UPDATE SET sha = excluded.sha, entity_id = excluded.entity_id,

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -37,7 +36,7 @@ func (s *Store) ListModels(ctx context.Context) ([]driver.ModelRecord, error) {
 // earlier model finds its old vectors where chunks did not change.
 func (s *Store) ActivateModel(ctx context.Context, m driver.ModelInfo) (int64, error) {
 	var id int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, "UPDATE embedding_models SET is_active = 0 WHERE is_active"); err != nil {
 			return err
 		}
@@ -58,7 +57,7 @@ func (s *Store) ActivateModel(ctx context.Context, m driver.ModelInfo) (int64, e
 // QueueReembed implements driver.ModelStorage.
 func (s *Store) QueueReembed(ctx context.Context, ws string, types []driver.EntityType) (int, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE entities SET enrichment_status = 'pending', enrichment_attempts = 0, enrichment_error = '',
 				enrichment_retry_at = NULL, enrichment_leased_until = NULL, enrichment_queued_at = ?1
 			WHERE (?2 = '' OR workspace_id = ?2) AND (json_array_length(?3) = 0 OR type IN (SELECT value FROM json_each(?3)))`,

@@ -28,7 +28,7 @@ func scanOAuth(row interface{ Scan(...any) error }) (*driver.OAuthRecord, error)
 // PutOAuthRecord implements driver.OAuthStorage.
 func (s *Store) PutOAuthRecord(ctx context.Context, r *driver.OAuthRecord) error {
 	now := time.Now().UTC()
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_records (`+oauthCols+`) VALUES (?, ?, ?, 1, ?, ?, ?)`,
 			r.Kind, r.ID, string(r.Data), microsOrNil(r.ExpiresAt), micros(now), micros(now))
 		return err
@@ -59,7 +59,7 @@ func (s *Store) OAuthRecord(ctx context.Context, kind, id string) (*driver.OAuth
 func (s *Store) UpdateOAuthRecord(ctx context.Context, r *driver.OAuthRecord) error {
 	now := time.Now().UTC()
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE oauth_records SET data = ?, expires_at = ?, version = version + 1, updated_at = ?
 			WHERE kind = ? AND id = ? AND version = ?`, string(r.Data), microsOrNil(r.ExpiresAt), micros(now), r.Kind, r.ID, r.Version)
 		if err != nil {
@@ -106,7 +106,7 @@ func (s *Store) OAuthRecords(ctx context.Context, kind string) ([]driver.OAuthRe
 // DeleteExpiredOAuthRecords implements driver.OAuthStorage.
 func (s *Store) DeleteExpiredOAuthRecords(ctx context.Context, now time.Time) (int, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM oauth_records WHERE expires_at IS NOT NULL AND expires_at < ?`, micros(now))
 		if err != nil {
 			return err

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -33,7 +32,7 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 	if err != nil {
 		return n, err
 	}
-	err = s.secureWrite(ctx, func(tx *sql.Tx) error {
+	err = s.secureWrite(ctx, func(tx *wtx) error {
 		const in = "(SELECT value FROM json_each(?2))"
 		if err := tx.QueryRowContext(ctx, `SELECT
 				(SELECT count(*) FROM entities WHERE workspace_id = ?1 AND id IN `+in+`),
@@ -76,7 +75,7 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 
 // secureWrite runs fn in a write transaction on the writer connection with
 // PRAGMA secure_delete on, and turns it off again afterwards.
-func (s *Store) secureWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) secureWrite(ctx context.Context, fn func(tx *wtx) error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("store is closed: %w", driver.ErrUnavailable)
 	}
@@ -89,11 +88,14 @@ func (s *Store) secureWrite(ctx context.Context, fn func(tx *sql.Tx) error) erro
 		return err
 	}
 	defer c.ExecContext(context.WithoutCancel(ctx), "PRAGMA secure_delete = OFF")
-	tx, err := c.BeginTx(ctx, nil)
+	stx, err := c.BeginTx(ctx, nil)
 	if err != nil {
 		s.noteWriteErr(err)
 		return err
 	}
+	// No statement cache: preparing through s.w would wait for the very
+	// connection this transaction holds.
+	tx := &wtx{Tx: stx}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		s.noteWriteErr(err)

@@ -54,7 +54,7 @@ func claimWorkSQL(q driver.Queue, afterEmbedding bool) string {
 func (s *Store) ClaimWork(ctx context.Context, ws string, c driver.WorkClaim) ([]driver.Lease, error) {
 	var leases []driver.Lease
 	query := claimWorkSQL(c.Queue, c.AfterEmbedding)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		leases = leases[:0]
 		rows, err := tx.QueryContext(ctx, query, micros(now()), ws, c.Max, c.MaxAttempts, c.Lease.Microseconds())
 		if err != nil {
@@ -138,7 +138,7 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 			blobs[i][j] = encodeVector(v)
 		}
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *wtx) error {
 		vec, err := tx.PrepareContext(ctx, `INSERT INTO chunk_embeddings (chunk_rid, workspace_id, chunk_id, entity_rid, model_id, embedding)
 			SELECT rid, workspace_id, id, entity_rid, ?3, ?4 FROM chunks WHERE workspace_id = ?1 AND id = ?2
 			ON CONFLICT (chunk_rid) DO UPDATE SET model_id = excluded.model_id, embedding = excluded.embedding`)
@@ -190,7 +190,7 @@ func (s *Store) FailWork(ctx context.Context, ws string, q driver.Queue, leases 
 	if len(leases) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		st, err := tx.PrepareContext(ctx, `UPDATE entities SET `+q.Column("status")+` = 'failed', `+q.Column("attempts")+` = `+q.Column("attempts")+` + 1,
 				`+q.Column("error")+` = ?, `+q.Column("retry_at")+` = ?, `+q.Column("leased_until")+` = NULL
 			WHERE workspace_id = ? AND id = ? AND chunk_generation = ?`)
@@ -296,7 +296,7 @@ func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, mode
 	}
 	t := now()
 	if used < micros(t.Add(-time.Hour)) {
-		err := s.write(ctx, func(tx *sql.Tx) error {
+		err := s.write(ctx, func(tx *wtx) error {
 			_, err := tx.ExecContext(ctx, `UPDATE query_embeddings SET last_used_at = ?
 				WHERE workspace_id = ? AND client_id = ? AND model_id = ? AND key = ?`, micros(t), ws, clientID, modelID, key)
 			return err
@@ -311,7 +311,7 @@ func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, mode
 // PutQueryEmbedding implements driver.Storage.
 func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, modelID int64, key []byte, vec []float32) error {
 	t := micros(now())
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO query_embeddings (workspace_id, client_id, model_id, key, embedding, created_at, last_used_at)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
 			ON CONFLICT (workspace_id, client_id, model_id, key) DO UPDATE SET embedding = excluded.embedding, last_used_at = excluded.last_used_at`,
@@ -327,7 +327,7 @@ func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, mode
 // PruneQueryEmbeddings implements driver.Storage.
 func (s *Store) PruneQueryEmbeddings(ctx context.Context, ws string, olderThan time.Time, maxPerClient int) (int, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM query_embeddings WHERE rowid IN (
 				SELECT rowid FROM (
 					SELECT rowid, last_used_at < ?2 AS stale,
@@ -383,7 +383,7 @@ func (s *Store) EntityVectors(ctx context.Context, ws string, modelID int64, f d
 // RetryFailed implements driver.StageQueue.
 func (s *Store) RetryFailed(ctx context.Context, ws string, q driver.Queue) (int, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE entities SET `+q.Column("status")+` = 'pending', `+q.Column("attempts")+` = 0,
 				`+q.Column("error")+` = '', `+q.Column("retry_at")+` = NULL, `+q.Column("leased_until")+` = NULL,
 				`+q.Column("queued_at")+` = ?

@@ -187,6 +187,7 @@ type Store struct {
 	idx   *index
 	ents  *entCache // entities read recently (GetEntities)
 	stmts stmtCache // prepared statements of the read pool
+	wstmts stmtCache // prepared statements of the write transactions (one connection)
 
 	writes atomic.Int64 // write transactions, to pace change_log pruning
 	closed atomic.Bool
@@ -399,6 +400,7 @@ func (s *Store) Close() error {
 	// A passive checkpoint keeps the WAL small for the next open; SQLite
 	// also checkpoints when the last connection closes.
 	s.stmts.close()
+	s.wstmts.close()
 	var errs []error
 	for _, db := range []*sql.DB{s.watch, s.r, s.w} {
 		if err := db.Close(); err != nil {
@@ -486,7 +488,7 @@ func (s *Store) fillHeads(ctx context.Context) error {
 	const batch = 500
 	for {
 		n := 0
-		err := s.write(ctx, func(tx *sql.Tx) error {
+		err := s.write(ctx, func(tx *wtx) error {
 			rows, err := tx.QueryContext(ctx, "SELECT "+entityCols+`, e.rid FROM entities e
 				WHERE NOT EXISTS (SELECT 1 FROM entity_heads h WHERE h.rid = e.rid) LIMIT ?`, batch)
 			if err != nil {
@@ -577,15 +579,29 @@ func (s *Store) SchemaVersion(ctx context.Context) (current, latest int, err err
 // another process sharing the file almost no moment to take the write
 // lock: SQLite's busy handler polls every 10–100 ms, and the other
 // process's writes timed out.)
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func(tx *wtx) error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("store is closed: %w", driver.ErrUnavailable)
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	stx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		s.noteWriteErr(err)
 		return err
 	}
+	tx := &wtx{Tx: stx, cache: &s.wstmts}
+	// Statements met for the first time are prepared once the connection
+	// is free again, for the next writes.
+	defer func() {
+		for _, q := range tx.missed {
+			st, cached, err := s.wstmts.get(ctx, s.w, q)
+			if err != nil {
+				return
+			}
+			if !cached {
+				st.Close() // the cache is full
+			}
+		}
+	}()
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		s.noteWriteErr(err)
@@ -652,7 +668,7 @@ func (s *Store) EnsureModel(ctx context.Context, want driver.ModelInfo) (int64, 
 		return 0, &driver.FieldError{Field: "embedding_model", Message: "needs a name and positive dimensions"}
 	}
 	var id int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		var cur driver.ModelInfo
 		err := tx.QueryRowContext(ctx, "SELECT id, provider, name, dimensions FROM embedding_models WHERE is_active").
 			Scan(&id, &cur.Provider, &cur.Name, &cur.Dimensions)

@@ -179,7 +179,7 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 		ids[i] = r.Entity.ID
 	}
 	inserted := 0
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT e.id FROM (SELECT DISTINCT value FROM json_each(?)) j
 			CROSS JOIN entities e ON e.workspace_id = ? AND e.id = j.value`, idsJSON(ids), ws)
 		if err != nil {
@@ -289,7 +289,7 @@ func (s *Store) ImportEdges(ctx context.Context, ws string, edges []driver.Edge,
 		metas[i] = m
 	}
 	inserted := 0
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO edges (workspace_id, id, source_id, target_id, relation, confidence, source, metadata,
 				origin_id, provider, model, prompt_version, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -48,7 +48,7 @@ func timeOrNil(v sql.NullInt64) *time.Time {
 
 // CreateUser implements driver.UserStorage.
 func (s *Store) CreateUser(ctx context.Context, u *driver.User) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO web_users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			u.ID.String(), u.Name, u.PasswordHash, u.Role, u.KeyID, u.TOTPSecret, stringsJSON(u.Recovery), u.FailedLogins,
 			microsOrNil(u.LockedUntil), microsOrNil(u.LastLoginAt), micros(u.CreatedAt))
@@ -127,7 +127,7 @@ func (s *Store) DeleteUser(ctx context.Context, id uuid.UUID) error {
 
 // userExec runs one statement on user id's row; no row is ErrNotFound.
 func (s *Store) userExec(ctx context.Context, what string, id uuid.UUID, q string, args ...any) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return err
@@ -151,7 +151,7 @@ func (s *Store) SetLoginState(ctx context.Context, id uuid.UUID, failed int, loc
 
 // CreateSession implements driver.UserStorage.
 func (s *Store) CreateSession(ctx context.Context, ws *driver.WebSession) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO web_sessions (token_hash, user_id, csrf, created_at, expires_at)
 			VALUES (?, ?, ?, ?, ?)`, ws.TokenHash, ws.UserID.String(), ws.CSRF, micros(ws.CreatedAt), micros(ws.ExpiresAt))
 		return err
@@ -184,7 +184,7 @@ func (s *Store) SessionByHash(ctx context.Context, tokenHash string) (*driver.We
 
 // DeleteSession implements driver.UserStorage.
 func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, "DELETE FROM web_sessions WHERE token_hash = ?", tokenHash)
 		return err
 	})
@@ -197,7 +197,7 @@ func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
 // DeleteUserSessions implements driver.UserStorage.
 func (s *Store) DeleteUserSessions(ctx context.Context, userID uuid.UUID) (int, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM web_sessions WHERE user_id = ?", userID.String())
 		if err != nil {
 			return err
@@ -214,7 +214,7 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID uuid.UUID) (int, 
 // DeleteExpiredSessions implements driver.UserStorage.
 func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM web_sessions WHERE expires_at < ?", micros(now))
 		if err != nil {
 			return err
