@@ -184,9 +184,9 @@ type Store struct {
 	r     *sql.DB // read-only pool
 	watch *sql.DB // one connection that polls PRAGMA data_version
 
-	idx   *index
-	ents  *entCache // entities read recently (GetEntities)
-	stmts stmtCache // prepared statements of the read pool
+	idx    *index
+	ents   *entCache // entities read recently (GetEntities)
+	stmts  stmtCache // prepared statements of the read pool
 	wstmts stmtCache // prepared statements of the write transactions (one connection)
 
 	writes atomic.Int64 // write transactions, to pace change_log pruning
