@@ -5,7 +5,8 @@
 // Supported: plain text, Markdown (with a front matter block of "key:
 // value" lines), JSON, YAML, HTML (the main content, found with
 // Readability's algorithm, converted to Markdown) and EPUB (chapters in
-// reading order). PDF is not implemented yet and returns ErrUnsupported.
+// reading order) and PDF (text per page, through the fonts' ToUnicode
+// maps; encrypted PDFs are refused).
 package extract
 
 import (
@@ -76,6 +77,8 @@ func Extract(data []byte, contentType, filename string) (*Document, error) {
 		doc, err = htmlDoc(data)
 	case "application/epub+zip":
 		doc, err = epubDoc(data)
+	case "application/pdf":
+		doc, err = pdfDoc(data)
 	default:
 		return nil, fmt.Errorf("%w: %q (file %q)", ErrUnsupported, mt, filename)
 	}
