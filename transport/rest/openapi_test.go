@@ -338,6 +338,8 @@ func TestOpenAPIWireShapes(t *testing.T) {
 		fields := jsonFields(reflect.TypeOf(v))
 		if m, ok := v.(json.Marshaler); ok {
 			fields = marshalledFields(t, m) // a custom encoding (reference-server spellings)
+		} else {
+			nestedShapes(t, name, s, reflect.TypeOf(v))
 		}
 		if diff := cmp.Diff(sorted(props), sorted(fields)); diff != "" {
 			t.Errorf("schema %s (-document +%T):\n%s", name, v, diff)
@@ -348,6 +350,73 @@ func TestOpenAPIWireShapes(t *testing.T) {
 			t.Errorf("wireShapes names %s, which the document does not define", name)
 		}
 	}
+}
+
+// nestedShapes compares the inline object schemas inside schema s (a
+// property's object, or an array's items) with the Go fields' struct
+// types, recursively. $refs are checked as schemas of their own.
+func nestedShapes(t *testing.T, path string, s map[string]any, typ reflect.Type) {
+	t.Helper()
+	props, _ := s["properties"].(map[string]any)
+	for name, raw := range props {
+		ps, _ := raw.(map[string]any)
+		ft := fieldTypeOf(typ, name)
+		for ft != nil && (ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice) {
+			ft = ft.Elem()
+		}
+		if ps == nil || ft == nil || ft.Kind() != reflect.Struct {
+			continue
+		}
+		if ps["type"] == "array" {
+			ps, _ = ps["items"].(map[string]any)
+		}
+		if ps == nil || ps["$ref"] != nil || ps["properties"] == nil {
+			continue
+		}
+		if _, custom := reflect.New(ft).Interface().(json.Marshaler); custom {
+			continue
+		}
+		var want []string
+		for k := range ps["properties"].(map[string]any) {
+			want = append(want, k)
+		}
+		if diff := cmp.Diff(sorted(want), sorted(jsonFields(ft))); diff != "" {
+			t.Errorf("schema %s.%s (-document +%s):\n%s", path, name, ft, diff)
+		}
+		nestedShapes(t, path+"."+name, ps, ft)
+	}
+}
+
+// fieldTypeOf is the type of struct t's field with JSON name name
+// (embedded structs searched too).
+func fieldTypeOf(t reflect.Type, name string) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var embedded []reflect.Type
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && tag == "" {
+			embedded = append(embedded, f.Type)
+			continue
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		if tag == name && f.IsExported() {
+			return f.Type
+		}
+	}
+	for _, e := range embedded {
+		if ft := fieldTypeOf(e, name); ft != nil {
+			return ft
+		}
+	}
+	return nil
 }
 
 // marshalledFields lists the keys a zero value of a custom-encoded type
