@@ -2,12 +2,12 @@ package e2e
 
 import (
 	"context"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/postgram-go/postgram/internal/pgtest"
 )
 
 // TestServerAsAppRole: the production setup of row-level security.
@@ -20,32 +20,7 @@ func TestServerAsAppRole(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	owner := freshDSN(t)
-	conn, err := pgx.Connect(ctx, owner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	// The role exists once the first migration ran; create it here so the
-	// login can be granted it before the server starts.
-	if _, err := conn.Exec(ctx, `DO $$
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'postgram_app') THEN
-        CREATE ROLE postgram_app NOLOGIN NOSUPERUSER NOBYPASSRLS;
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'postgram_e2e_srv') THEN
-        CREATE ROLE postgram_e2e_srv LOGIN NOSUPERUSER NOBYPASSRLS;
-    END IF;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
-END
-$$`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "GRANT postgram_app TO postgram_e2e_srv"); err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(owner)
-	u.User = url.User("postgram_e2e_srv")
-	app := u.String()
+	app := pgtest.AppLogin(t, owner, "postgram_e2e_srv")
 
 	s := startServer(t, app, "DATABASE_MIGRATION_URL="+owner)
 	key, err := os.ReadFile(s.KeyFile)

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -158,11 +159,7 @@ func narrower[T comparable](want, have []T) bool {
 		return false
 	}
 	for _, w := range want {
-		found := false
-		for _, h := range have {
-			found = found || w == h
-		}
-		if !found {
+		if !slices.Contains(have, w) {
 			return false
 		}
 	}

@@ -160,7 +160,8 @@ func firstHeading(n *html.Node) string {
 	return ""
 }
 
-// parseDate reads the dates packages and front matter use.
+// parseDate reads the dates EPUB packages and front matter use (zero
+// when none fits).
 func parseDate(s string) time.Time {
 	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02", "2006-01", "2006"} {
 		if t, err := time.Parse(layout, s); err == nil {

@@ -251,12 +251,7 @@ func frontMatter(s string, doc *Document) string {
 		case "author":
 			doc.Author = v
 		case "date", "published":
-			for _, layout := range []string{time.RFC3339, "2006-01-02"} {
-				if t, err := time.Parse(layout, v); err == nil {
-					doc.Published = t
-					break
-				}
-			}
+			doc.Published = parseDate(v)
 		}
 	}
 	return rest
@@ -283,25 +278,40 @@ func jsonDoc(data []byte) (*Document, error) {
 		}
 		return doc, nil
 	}
+	for _, k := range sortedKeys(obj) {
+		val := obj[k]
+		doc.fieldFrom(k, val)
+		out, _ := json.MarshalIndent(val, "", "  ")
+		doc.Sections = append(doc.Sections, Section{Path: []string{k}, Text: k + ": " + string(out)})
+	}
+	return doc, nil
+}
+
+// sortedKeys lists a record's keys in order.
+func sortedKeys(obj map[string]any) []string {
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
-		val := obj[k]
-		if s, ok := val.(string); ok {
-			switch strings.ToLower(k) {
-			case "title", "name":
-				if doc.Title == "" {
-					doc.Title = s
-				}
-			case "author":
-				doc.Author = s
-			}
-		}
-		out, _ := json.MarshalIndent(val, "", "  ")
-		doc.Sections = append(doc.Sections, Section{Path: []string{k}, Text: k + ": " + string(out)})
+	return keys
+}
+
+// fieldFrom fills the title (from a "title" or "name" key) and the author
+// from a structured record's top-level string values; the first wins.
+func (d *Document) fieldFrom(key string, val any) {
+	s, ok := val.(string)
+	if !ok {
+		return
 	}
-	return doc, nil
+	switch strings.ToLower(key) {
+	case "title", "name":
+		if d.Title == "" {
+			d.Title = s
+		}
+	case "author":
+		if d.Author == "" {
+			d.Author = s
+		}
+	}
 }

@@ -76,18 +76,7 @@ func textOf(n *html.Node) string {
 	if n == nil {
 		return ""
 	}
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return strings.Join(strings.Fields(b.String()), " ")
+	return strings.Join(strings.Fields(rawText(n)), " ")
 }
 
 // mdWriter converts HTML to Markdown sections: each h1–h6 starts a section

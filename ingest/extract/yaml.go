@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -52,25 +51,9 @@ func yamlDoc(data []byte) (*Document, error) {
 			}
 			continue
 		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(obj) {
 			val := obj[k]
-			if s, ok := val.(string); ok {
-				switch strings.ToLower(k) {
-				case "title", "name":
-					if doc.Title == "" {
-						doc.Title = s
-					}
-				case "author":
-					if doc.Author == "" {
-						doc.Author = s
-					}
-				}
-			}
+			doc.fieldFrom(k, val)
 			body := strings.TrimSpace(encodeYAML(map[string]any{k: val}))
 			doc.Sections = append(doc.Sections, Section{Path: append(append([]string(nil), prefix...), k), Text: body})
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -140,7 +141,7 @@ func (s *S3) Delete(ctx context.Context, sha string) error {
 func Open(rawURL, dataDir string, maxBytes int64) (Store, error) {
 	switch {
 	case rawURL == "":
-		return &FS{Dir: dataDir + string(os.PathSeparator) + "raw", MaxBytes: maxBytes}, nil
+		return &FS{Dir: filepath.Join(dataDir, "raw"), MaxBytes: maxBytes}, nil
 	case strings.HasPrefix(rawURL, "s3://"):
 		s, err := NewS3(rawURL)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,4 +73,55 @@ func Schema(t testing.TB) string {
 	q.Set("search_path", name+",public")
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// AppLogin returns dsn with its user replaced by login, a login role that
+// is only a member of postgram_app (migration 013's role for servers,
+// subject to row-level security). Both roles are created when missing:
+// postgram_app as the migration creates it, so a login can be granted it
+// before the first migration runs.
+func AppLogin(t testing.TB, dsn, login string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("pgtest: parse dsn: %v", err)
+	}
+	// Once per login and process: concurrent GRANTs of one role fail
+	// ("tuple concurrently updated").
+	once, _ := logins.LoadOrStore(u.Host+"/"+login, new(sync.Once))
+	once.(*sync.Once).Do(func() { createLogin(t, dsn, login) })
+	u.User = url.User(login)
+	return u.String()
+}
+
+// logins remembers the logins AppLogin created.
+var logins sync.Map
+
+func createLogin(t testing.TB, dsn, login string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("pgtest: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	// Parallel tests may race to create the roles: the loser's error is
+	// harmless.
+	if _, err := conn.Exec(ctx, `DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'postgram_app') THEN
+        CREATE ROLE postgram_app NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '`+login+`') THEN
+        CREATE ROLE `+pgx.Identifier{login}.Sanitize()+` LOGIN NOSUPERUSER NOBYPASSRLS;
+    END IF;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+END
+$$`); err != nil {
+		t.Fatalf("pgtest: create roles: %v", err)
+	}
+	if _, err := conn.Exec(ctx, "GRANT postgram_app TO "+pgx.Identifier{login}.Sanitize()); err != nil {
+		t.Fatalf("pgtest: grant postgram_app to %s: %v", login, err)
+	}
 }
