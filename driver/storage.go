@@ -134,6 +134,8 @@ type Storage interface {
 	WriteStater       // whether writes fail for lack of space or a read-only database
 	UserStorage       // users.go: web-app users and sessions
 	OAuthStorage      // oauth.go: the OAuth authorization server's records
+	JobStorage        // jobs.go: background jobs (ingestion)
+	EventStorage      // jobs.go: the bounded event log behind live events
 }
 
 // PageTooLargeError is returned by ListEntities when a page's contents
@@ -213,6 +215,9 @@ const (
 	EventDisconnected
 	EventWork
 	EventKeyRevoked
+	// EventAppended: another process appended to the workspace's event
+	// log (EventStorage).
+	EventAppended
 )
 
 // Event is a store change notification.

@@ -516,6 +516,8 @@ func (s *Store) listenOnce(ctx context.Context, ws string, h func(driver.Event))
 			h(driver.Event{Kind: driver.EventKeyRevoked, ID: strings.TrimPrefix(n.Payload, keyPrefix)})
 		case n.Channel != KeyChannel && n.Payload == ws:
 			h(driver.Event{Kind: driver.EventWork})
+		case n.Channel != KeyChannel && n.Payload == EventChannelPrefix+ws:
+			h(driver.Event{Kind: driver.EventAppended})
 		}
 	}
 }

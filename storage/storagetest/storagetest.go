@@ -91,6 +91,8 @@ func Run(t *testing.T, open Opener) {
 		{"Purge", testPurge},                                   // purge.go
 		{"Users", testUsers},                                   // users.go
 		{"OAuthRecords", testOAuthRecords},                     // oauth.go
+		{"Jobs", testJobs},                                     // jobs.go
+		{"EventLog", testEventLog},                             // jobs.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,343 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/postgram-go/postgram/driver"
+)
+
+const jobCols = `id, kind, status, stage, progress, attempts, max_attempts, last_error, run_at, lease_until,
+	cancel_requested, key_id, source_url, sha256, entity_id, input::text, state::text, version, created_at, updated_at, finished_at`
+
+func scanJob(row pgx.Row) (*driver.Job, error) {
+	var j driver.Job
+	var status, input, state string
+	if err := row.Scan(&j.ID, &j.Kind, &status, &j.Stage, &j.Progress, &j.Attempts, &j.MaxAttempts, &j.LastError,
+		&j.RunAt, &j.LeaseUntil, &j.CancelRequested, &j.KeyID, &j.SourceURL, &j.SHA256, &j.EntityID, &input, &state,
+		&j.Version, &j.CreatedAt, &j.UpdatedAt, &j.FinishedAt); err != nil {
+		return nil, err
+	}
+	j.Status, j.Input, j.State = driver.JobStatus(status), []byte(input), []byte(state)
+	return &j, nil
+}
+
+func jsonOrEmpty(b []byte) string {
+	if len(b) == 0 {
+		return "{}"
+	}
+	return string(b)
+}
+
+// CreateJob implements driver.JobStorage.
+func (s *Store) CreateJob(ctx context.Context, ws string, j *driver.Job) error {
+	ctx = withWS(ctx, ws)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	if j.Status == "" {
+		j.Status = driver.JobQueued
+	}
+	if j.Stage == "" {
+		j.Stage = string(j.Status)
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO jobs (workspace_id, id, kind, status, stage, progress, attempts, max_attempts,
+			last_error, run_at, lease_until, cancel_requested, key_id, source_url, sha256, entity_id, input, state, version,
+			created_at, updated_at, finished_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::jsonb, $18::jsonb, 1, $19, $19, $20)`,
+		ws, j.ID, j.Kind, string(j.Status), j.Stage, j.Progress, j.Attempts, j.MaxAttempts, j.LastError, j.RunAt,
+		j.LeaseUntil, j.CancelRequested, j.KeyID, j.SourceURL, j.SHA256, j.EntityID, jsonOrEmpty(j.Input),
+		jsonOrEmpty(j.State), now, j.FinishedAt)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("postgres: job %s exists: %w", j.ID, driver.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: create job: %w", mapErr(err))
+	}
+	j.Version, j.CreatedAt, j.UpdatedAt = 1, now, now
+	return nil
+}
+
+// GetJob implements driver.JobStorage.
+func (s *Store) GetJob(ctx context.Context, ws string, id uuid.UUID) (*driver.Job, error) {
+	ctx = withWS(ctx, ws)
+	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobCols+` FROM jobs WHERE workspace_id = $1 AND id = $2`, ws, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("job %s: %w", id, driver.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read job: %w", mapErr(err))
+	}
+	return j, nil
+}
+
+// ListJobs implements driver.JobStorage.
+func (s *Store) ListJobs(ctx context.Context, ws string, f driver.JobFilter) ([]driver.Job, error) {
+	ctx = withWS(ctx, ws)
+	var where strings.Builder
+	args := []any{ws}
+	where.WriteString("workspace_id = $1")
+	add := func(cond string, a any) {
+		args = append(args, a)
+		where.WriteString(" AND " + strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.Kind != "" {
+		add("kind = $?", f.Kind)
+	}
+	if len(f.Statuses) > 0 {
+		st := make([]string, len(f.Statuses))
+		for i, v := range f.Statuses {
+			st[i] = string(v)
+		}
+		add("status = ANY($?)", st)
+	}
+	if f.KeyID != nil {
+		add("key_id = $?", *f.KeyID)
+	}
+	if f.SourceURL != "" {
+		add("source_url = $?", f.SourceURL)
+	}
+	if f.SHA256 != "" {
+		add("sha256 = $?", f.SHA256)
+	}
+	if f.EntityID != nil {
+		add("entity_id = $?", *f.EntityID)
+	}
+	if f.Before != nil {
+		add("(created_at, id) < (SELECT created_at, id FROM jobs b WHERE b.workspace_id = $1 AND b.id = $?)", *f.Before)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	args = append(args, limit)
+	rows, err := s.pool.Query(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+where.String()+
+		` ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list jobs: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []driver.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: list jobs: %w", mapErr(err))
+		}
+		out = append(out, *j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: list jobs: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// ClaimJobs implements driver.JobStorage: FOR UPDATE SKIP LOCKED lets
+// every server on the database claim from one queue without waiting on
+// each other or taking the same job.
+func (s *Store) ClaimJobs(ctx context.Context, ws, kind string, now time.Time, lease time.Duration, max int) ([]driver.Job, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	ctx = withWS(ctx, ws)
+	rows, err := s.pool.Query(ctx, `UPDATE jobs j SET status = 'running', attempts = j.attempts + 1,
+			lease_until = $4, version = j.version + 1, updated_at = $3,
+			stage = CASE WHEN j.status = 'queued' AND j.stage = 'queued' THEN 'starting' ELSE j.stage END
+		FROM (SELECT id FROM jobs WHERE workspace_id = $1 AND kind = $2
+			AND ((status = 'queued' AND run_at <= $3) OR (status = 'running' AND lease_until <= $3))
+			ORDER BY run_at, id LIMIT $5 FOR UPDATE SKIP LOCKED) due
+		WHERE j.workspace_id = $1 AND j.id = due.id
+		RETURNING `+prefixCols("j.", jobCols), ws, kind, now, now.Add(lease), max)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: claim jobs: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []driver.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: claim jobs: %w", mapErr(err))
+		}
+		out = append(out, *j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: claim jobs: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// prefixCols qualifies each column of a comma-separated list.
+func prefixCols(p, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// UpdateJob implements driver.JobStorage.
+func (s *Store) UpdateJob(ctx context.Context, ws string, j *driver.Job) error {
+	ctx = withWS(ctx, ws)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	tag, err := s.pool.Exec(ctx, `UPDATE jobs SET status = $4, stage = $5, progress = $6, attempts = $7,
+			max_attempts = $8, last_error = $9, run_at = $10, lease_until = $11, cancel_requested = $12,
+			source_url = $13, sha256 = $14, entity_id = $15, state = $16::jsonb, version = version + 1,
+			updated_at = $17, finished_at = $18
+		WHERE workspace_id = $1 AND id = $2 AND version = $3`,
+		ws, j.ID, j.Version, string(j.Status), j.Stage, j.Progress, j.Attempts, j.MaxAttempts, j.LastError, j.RunAt,
+		j.LeaseUntil, j.CancelRequested, j.SourceURL, j.SHA256, j.EntityID, jsonOrEmpty(j.State), now, j.FinishedAt)
+	if err != nil {
+		return fmt.Errorf("postgres: update job: %w", mapErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		if _, err := s.GetJob(ctx, ws, j.ID); err != nil {
+			return err
+		}
+		return fmt.Errorf("job %s changed since version %d: %w", j.ID, j.Version, driver.ErrConflict)
+	}
+	j.Version++
+	j.UpdatedAt = now
+	return nil
+}
+
+// NextJobDue implements driver.JobStorage.
+func (s *Store) NextJobDue(ctx context.Context, ws, kind string) (time.Time, bool, error) {
+	ctx = withWS(ctx, ws)
+	var at *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT min(CASE WHEN status = 'queued' THEN run_at ELSE lease_until END) FROM jobs
+		WHERE workspace_id = $1 AND kind = $2 AND status IN ('queued', 'running')`, ws, kind).Scan(&at)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("postgres: next job due: %w", mapErr(err))
+	}
+	if at == nil {
+		return time.Time{}, false, nil
+	}
+	return *at, true, nil
+}
+
+// EventChannelPrefix starts the NotifyChannel payload that tells listeners
+// a workspace's event log grew: "events:<workspace>".
+const EventChannelPrefix = "events:"
+
+func nilUUID(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
+}
+
+// AppendEvents implements driver.EventStorage. The transaction takes an
+// advisory lock on the workspace's log before drawing seqs, so appends to
+// one workspace commit in seq order (a reader following seq cannot pass an
+// event that commits later with a smaller seq).
+func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.ChangeEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	ctx = withWS(ctx, ws)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('postgram.events:' || $1, 0))`, ws); err != nil {
+			return err
+		}
+		b := &pgx.Batch{}
+		for i := range events {
+			e := &events[i]
+			b.Queue(`INSERT INTO events (workspace_id, kind, entity_id, job_id, type, visibility, owner, role, client_id,
+					key_id, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12) RETURNING seq`,
+				ws, e.Kind, nilUUID(e.EntityID), nilUUID(e.JobID), string(e.Type), string(e.Visibility), e.Owner,
+				string(e.Role), e.ClientID, e.KeyID, jsonOrEmpty(e.Data), now)
+		}
+		b.Queue("SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, EventChannelPrefix+ws)
+		br := tx.SendBatch(ctx, b)
+		for i := range events {
+			if err := br.QueryRow().Scan(&events[i].Seq); err != nil {
+				br.Close()
+				return err
+			}
+			events[i].CreatedAt = now
+		}
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+		return br.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: append events: %w", mapErr(err))
+	}
+	return nil
+}
+
+// EventsAfter implements driver.EventStorage.
+func (s *Store) EventsAfter(ctx context.Context, ws string, after int64, limit int) ([]driver.ChangeEvent, int64, error) {
+	ctx = withWS(ctx, ws)
+	if limit <= 0 {
+		limit = 100
+	}
+	var first *int64
+	if err := s.pool.QueryRow(ctx, `SELECT min(seq) FROM events WHERE workspace_id = $1`, ws).Scan(&first); err != nil {
+		return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
+	}
+	rows, err := s.pool.Query(ctx, `SELECT seq, kind, entity_id, job_id, type, visibility, owner, role, client_id, key_id,
+			data::text, created_at
+		FROM events WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, ws, after, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []driver.ChangeEvent
+	for rows.Next() {
+		var e driver.ChangeEvent
+		var entity, job *uuid.UUID
+		var typ, vis, role, data string
+		if err := rows.Scan(&e.Seq, &e.Kind, &entity, &job, &typ, &vis, &e.Owner, &role, &e.ClientID, &e.KeyID,
+			&data, &e.CreatedAt); err != nil {
+			return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
+		}
+		if entity != nil {
+			e.EntityID = *entity
+		}
+		if job != nil {
+			e.JobID = *job
+		}
+		e.Type, e.Visibility, e.Role, e.Data = driver.EntityType(typ), driver.Visibility(vis), driver.MemoryRole(role), []byte(data)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
+	}
+	var f int64
+	if first != nil {
+		f = *first
+	}
+	return out, f, nil
+}
+
+// LastEventSeq implements driver.EventStorage.
+func (s *Store) LastEventSeq(ctx context.Context, ws string) (int64, error) {
+	ctx = withWS(ctx, ws)
+	var last *int64
+	if err := s.pool.QueryRow(ctx, `SELECT max(seq) FROM events WHERE workspace_id = $1`, ws).Scan(&last); err != nil {
+		return 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
+	}
+	if last == nil {
+		return 0, nil
+	}
+	return *last, nil
+}
+
+// PruneEvents implements driver.EventStorage.
+func (s *Store) PruneEvents(ctx context.Context, ws string, keep int, olderThan time.Time) (int, error) {
+	ctx = withWS(ctx, ws)
+	tag, err := s.pool.Exec(ctx, `DELETE FROM events WHERE workspace_id = $1 AND (created_at < $2 OR seq <= coalesce(
+			(SELECT seq FROM events WHERE workspace_id = $1 ORDER BY seq DESC OFFSET $3 LIMIT 1), 0))`, ws, olderThan, keep)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: prune events: %w", mapErr(err))
+	}
+	return int(tag.RowsAffected()), nil
+}
