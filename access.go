@@ -48,6 +48,22 @@ func (c *Client) canSee(e *Entity) bool {
 	return c.sees.Admits(&v)
 }
 
+// Sees reports whether p may read an entity that looks like v (its type,
+// visibility, owner, memory role and session-context client): the read
+// scope and the same rules every read of the library applies. A nil
+// principal (an unscoped client) sees everything. Package feed uses it to
+// filter change events.
+func (p *Principal) Sees(v driver.FilterView) bool {
+	if p == nil {
+		return true
+	}
+	if !p.Has(ScopeRead) {
+		return false
+	}
+	f, ok := p.restrict(driver.EntityFilter{IncludeArchived: true})
+	return ok && f.Admits(&v)
+}
+
 // canWrite returns ErrForbidden unless p may write an entity of type t with
 // visibility v.
 func (p *Principal) canWrite(t EntityType, v Visibility) error {

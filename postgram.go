@@ -65,6 +65,13 @@ type Config struct {
 	// how many items fit, so the caller pages instead of the server holding
 	// hundreds of megabytes per request. Default 16 MiB; negative: no bound.
 	MaxResultBytes int64
+	// EventLogSize is how many change events (package feed's live
+	// events) the store keeps per workspace for subscribers to resume
+	// from; Start's maintenance prunes the rest hourly. Default 10,000.
+	EventLogSize int
+	// EventLogMaxAge drops change events older than this at the same
+	// pruning. Default 7 days.
+	EventLogMaxAge time.Duration
 	// Now returns the current time. Default time.Now (tests override it).
 	Now func() time.Time
 }
@@ -160,6 +167,12 @@ func (c *Config) defaults() {
 	if c.MaxResultBytes == 0 {
 		c.MaxResultBytes = 16 << 20
 	}
+	if c.EventLogSize == 0 {
+		c.EventLogSize = 10_000
+	}
+	if c.EventLogMaxAge == 0 {
+		c.EventLogMaxAge = 7 * 24 * time.Hour
+	}
 	if c.Chunking.Size == 0 {
 		c.Chunking.Size = 1000
 	}
@@ -247,6 +260,9 @@ func (c *Config) validate() error {
 	if !c.Search.Ranking.Valid() {
 		return validate.Invalid("search.ranking", "%q is not one of seed, v2", validate.Truncate(string(c.Search.Ranking), 40))
 	}
+	if c.EventLogSize < 1 || c.EventLogMaxAge < 0 {
+		return validate.Invalid("event_log_size", "must be positive (and event_log_max_age not negative)")
+	}
 	w := c.Worker
 	if w.Concurrency < 1 || w.ClaimBatch < 1 || w.EmbedBatch < 1 || w.MaxAttempts < 1 {
 		return validate.Invalid("worker", "concurrency, claim_batch, embed_batch and max_attempts must be positive")
@@ -289,6 +305,9 @@ type core struct {
 	running bool
 
 	embedState atomic.Pointer[embedHealth]
+	// events queues change events for the store's event log; store wraps
+	// cfg.Store so that every write queues its events.
+	events *eventLog
 }
 
 type embedHealth struct {
@@ -305,12 +324,15 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	log := cfg.Logger.With("workspace", cfg.Workspace)
+	ev := newEventLog(cfg.Store, cfg.Workspace, log)
 	co := &core{
 		cfg:           cfg,
-		store:         cfg.Store,
+		store:         eventingStore{Storage: cfg.Store, ev: ev},
+		events:        ev,
 		ws:            cfg.Workspace,
 		embedder:      cfg.Embedder,
-		log:           cfg.Logger.With("workspace", cfg.Workspace),
+		log:           log,
 		chunkCfg:      chunk.Config{Size: cfg.Chunking.Size, Overlap: cfg.Chunking.Overlap},
 		wakeCh:        make(chan struct{}, 1),
 		keys:          newKeyCache(),

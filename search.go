@@ -156,7 +156,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		return resp, nil
 	}
 	p.filter = f
-	if r, ok := c.store.(driver.Refresher); ok {
+	if r, ok := c.cfg.Store.(driver.Refresher); ok {
 		if ctx, err = r.Refresh(ctx); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}

@@ -219,7 +219,7 @@ func (c *Client) Start(ctx context.Context) error {
 			})
 		}()
 	}
-	if n, ok := c.store.(driver.Notifier); ok {
+	if n, ok := c.cfg.Store.(driver.Notifier); ok {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -257,6 +257,7 @@ func (c *core) onEvent(ev driver.Event) {
 		c.keys.invalidate(true)
 	case driver.EventWork:
 		c.wake()
+	case driver.EventAppended:
 	}
 }
 
@@ -276,6 +277,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	select {
 	case <-done:
 		c.flushKeyUse(ctx)
+		c.events.drain(ctx)
 		c.log.Info("background work stopped")
 		return nil
 	case <-ctx.Done():
@@ -345,8 +347,15 @@ func (c *core) maintenanceLoop(ctx context.Context) {
 	}
 }
 
-// maintain prunes the persisted query-embedding cache.
+// maintain prunes the persisted query-embedding cache and the event log.
 func (c *core) maintain(ctx context.Context) {
+	if n, err := c.store.PruneEvents(ctx, c.ws, c.cfg.EventLogSize, c.now().Add(-c.cfg.EventLogMaxAge)); err != nil {
+		if ctx.Err() == nil {
+			c.log.Warn("pruning the event log failed", "err", err)
+		}
+	} else if n > 0 {
+		c.log.Info("pruned the event log", "events", n)
+	}
 	if c.cfg.QueryCache.DisablePersist {
 		return
 	}

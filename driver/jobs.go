@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -140,7 +141,45 @@ type EventStorage interface {
 	EventsAfter(ctx context.Context, ws string, after int64, limit int) ([]ChangeEvent, int64, error)
 	// LastEventSeq returns the newest Seq (0 when the log is empty).
 	LastEventSeq(ctx context.Context, ws string) (int64, error)
+	// EventsSignal returns a channel closed at the next append to ws made
+	// through this store value (in this process), so readers in the
+	// process wake at once. Other processes' appends reach readers through
+	// the Notifier (EventAppended) where the store has one, or by polling.
+	EventsSignal(ws string) <-chan struct{}
 	// PruneEvents deletes every event created before olderThan or not
 	// among the newest keep, returning how many.
 	PruneEvents(ctx context.Context, ws string, keep int, olderThan time.Time) (int, error)
+}
+
+// Broadcast hands out channels that the next Notify of their key closes:
+// a wake-up for any number of waiters (EventsSignal). The zero value is
+// ready to use.
+type Broadcast struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// Wait returns the channel the next Notify(key) closes.
+func (b *Broadcast) Wait(key string) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[string]chan struct{}{}
+	}
+	ch, ok := b.m[key]
+	if !ok {
+		ch = make(chan struct{})
+		b.m[key] = ch
+	}
+	return ch
+}
+
+// Notify wakes every waiter of key.
+func (b *Broadcast) Notify(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ch, ok := b.m[key]; ok {
+		close(ch)
+		delete(b.m, key)
+	}
 }

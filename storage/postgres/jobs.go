@@ -270,8 +270,12 @@ func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.Cha
 	if err != nil {
 		return fmt.Errorf("postgres: append events: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return nil
 }
+
+// EventsSignal implements driver.EventStorage.
+func (s *Store) EventsSignal(ws string) <-chan struct{} { return s.eventSignal.Wait(ws) }
 
 // EventsAfter implements driver.EventStorage.
 func (s *Store) EventsAfter(ctx context.Context, ws string, after int64, limit int) ([]driver.ChangeEvent, int64, error) {

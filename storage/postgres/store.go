@@ -98,6 +98,8 @@ type Store struct {
 	cfg     Config
 	log     *slog.Logger
 
+	eventSignal driver.Broadcast // EventsSignal
+
 	mu      sync.RWMutex
 	models  map[int64]driver.ModelInfo // by id
 	counts  map[string]countEntry      // broad vector candidate counts by workspace and model

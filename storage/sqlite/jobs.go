@@ -266,8 +266,12 @@ func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.Cha
 	if err != nil {
 		return fmt.Errorf("sqlite: append events: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return nil
 }
+
+// EventsSignal implements driver.EventStorage.
+func (s *Store) EventsSignal(ws string) <-chan struct{} { return s.eventSignal.Wait(ws) }
 
 func uuidOrNil(id uuid.UUID) any {
 	if id == uuid.Nil {

@@ -180,6 +180,8 @@ type Store struct {
 	path string
 	log  *slog.Logger
 
+	eventSignal driver.Broadcast // EventsSignal
+
 	w     *sql.DB // the single writer connection
 	r     *sql.DB // read-only pool
 	watch *sql.DB // one connection that polls PRAGMA data_version
