@@ -112,8 +112,12 @@ func (c *Client) newEntity(in StoreInput) (*Entity, error) {
 		}
 	}
 	now := c.now()
+	id := in.ID
+	if id == uuid.Nil {
+		id = newID()
+	}
 	e := &Entity{
-		ID:               newID(),
+		ID:               id,
 		Type:             in.Type,
 		Content:          in.Content,
 		Visibility:       in.Visibility,

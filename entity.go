@@ -11,6 +11,10 @@ import (
 // StoreInput is what Store accepts. Zero values take defaults: visibility
 // shared, status active (inbox for tasks).
 type StoreInput struct {
+	// ID, when set, is the new entity's id: an idempotency key (a second
+	// Store with the same id fails with ErrConflict and writes nothing).
+	// Default: a new time-ordered id.
+	ID         uuid.UUID      `json:"id,omitzero"`
 	Type       EntityType     `json:"type"`
 	Content    string         `json:"content"`
 	Visibility Visibility     `json:"visibility,omitempty"`
