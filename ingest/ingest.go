@@ -355,8 +355,13 @@ func invalid(field, msg string) error {
 	return &postgram.FieldError{Field: field, Message: msg}
 }
 
+// ErrTooLarge is wrapped by the error Submit returns for content over
+// Config.MaxBytes (REST answers it 413).
+var ErrTooLarge = errors.New("content exceeds the ingest size limit")
+
 func tooLarge(max int64) error {
-	return &postgram.FieldError{Field: "file", Message: fmt.Sprintf("exceeds the ingest limit of %d bytes (INGEST_MAX_BYTES)", max)}
+	return fmt.Errorf("%w: %w", ErrTooLarge, &postgram.FieldError{Field: "file",
+		Message: fmt.Sprintf("exceeds the ingest limit of %d bytes (INGEST_MAX_BYTES)", max)})
 }
 
 // Get returns a job the caller may see (one it submitted; any for an
@@ -581,3 +586,6 @@ func (s *Service) Run(ctx context.Context) error {
 		poll.Reset(s.cfg.Poll)
 	}
 }
+
+// MaxBytes is the largest upload or download a job accepts.
+func (s *Service) MaxBytes() int64 { return s.cfg.MaxBytes }

@@ -4,6 +4,8 @@ package rest
 var (
 	ListParams  = listParams
 	QueueParams = queueParams
+	JobParams   = jobParams
+	EventParams = eventParams
 )
 
 // FieldNames lists a struct's JSON field names.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/ingest"
 	"github.com/postgram-go/postgram/syncproto"
 	"github.com/postgram-go/postgram/transport/apierror"
 	"github.com/postgram-go/postgram/transport/rest"
@@ -149,7 +150,7 @@ func TestOpenAPIDocument(t *testing.T) {
 			resp, _ := op["responses"].(map[string]any)
 			has2xx := false
 			for code := range resp {
-				if strings.HasPrefix(code, "2") {
+				if strings.HasPrefix(code, "2") || code == "101" { // 101: a WebSocket upgrade
 					has2xx = true
 				}
 			}
@@ -176,7 +177,8 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 
 	// Query parameters are exactly what the handlers accept.
-	for path, want := range map[string][]string{"/api/entities": rest.ListParams, "/api/queue": rest.QueueParams} {
+	for path, want := range map[string][]string{"/api/entities": rest.ListParams, "/api/queue": rest.QueueParams,
+		"/api/jobs": rest.JobParams, "/api/events": rest.EventParams, "/api/events/ws": rest.EventParams} {
 		item, _ := doc["paths"].(map[string]any)[path].(map[string]any)
 		op, ok := item["get"].(map[string]any)
 		if !ok {
@@ -293,6 +295,11 @@ var wireShapes = map[string]any{
 	"EdgeList":              wire.EdgeList{},
 	"Graph":                 wire.Graph{},
 	"QueueStatus":           wire.QueueResponse{},
+	"IngestRequest":         wire.IngestRequest{},
+	"Job":                   ingest.Job{},
+	"JobResponse":           wire.JobResponse{},
+	"JobList":               wire.JobList{},
+	"Event":                 wire.Event{},
 	"Health":                wire.Health{},
 	"SessionContextRequest": wire.SessionContextRequest{},
 	"GroomRequest":          wire.GroomRequest{},

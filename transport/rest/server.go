@@ -28,6 +28,8 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/backup"
+	"github.com/postgram-go/postgram/feed"
+	"github.com/postgram-go/postgram/ingest"
 	"github.com/postgram-go/postgram/transport/apierror"
 	"github.com/postgram-go/postgram/transport/requestlog"
 )
@@ -79,6 +81,13 @@ type Config struct {
 	// BackupList, when set, lists the scheduled backups
 	// (GET /api/admin/backups).
 	BackupList func() ([]backup.ScheduledFile, error)
+	// Ingest runs POST /api/ingest and the /api/jobs routes; nil answers
+	// them 503 UNAVAILABLE.
+	Ingest *ingest.Service
+	// Events serves GET /api/events and /api/events/ws. Default: a hub
+	// over Client's workspace that is not Run (other servers' events
+	// arrive at its poll's pace); the server command runs its own.
+	Events *feed.Hub
 }
 
 // DefaultMaxResponseBytes is Config.MaxResponseBytes's default.
@@ -96,6 +105,11 @@ type Server struct {
 	// api holds the routes that run behind authentication; register them
 	// with their full path ("/api/...").
 	api *mux.Router
+	// feed serves the event streams; streams ends when CloseStreams is
+	// called.
+	feed         *feed.Hub
+	streams      context.Context
+	closeStreams context.CancelFunc
 }
 
 // New builds the server and registers every route. It panics when
@@ -126,7 +140,11 @@ func New(cfg Config) *Server {
 	if cfg.Auth == nil {
 		cfg.Auth = adm
 	}
-	s := &Server{cfg: cfg, admin: adm, log: cfg.Logger, router: mux.NewRouter()}
+	s := &Server{cfg: cfg, admin: adm, log: cfg.Logger, router: mux.NewRouter(), feed: cfg.Events}
+	if s.feed == nil {
+		s.feed = feed.New(adm, feed.Config{})
+	}
+	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	s.router.NotFoundHandler = http.HandlerFunc(s.notFound)
 	s.router.MethodNotAllowedHandler = http.HandlerFunc(s.methodNotAllowed)
 	// The authenticated group is a matcher-less subrouter whose routes
@@ -147,6 +165,8 @@ func New(cfg Config) *Server {
 	s.syncRoutes()   // sync.go
 	s.backupRoutes() // backup.go
 	s.graphRoutes()
+	s.ingestRoutes() // ingest.go
+	s.eventRoutes()  // events.go
 	s.handler = Recover(s.log)(s.router)
 	return s
 }
