@@ -396,9 +396,7 @@ func (r *runner) finish(ctx context.Context, err error) {
 	if errors.Is(err, errLost) {
 		return
 	}
-	if err != nil && ctx.Err() != nil && !errors.Is(err, errCancelled) {
-		return // shutting down: the lease runs out and the job resumes
-	}
+	shutdown := err != nil && ctx.Err() != nil && !errors.Is(err, errCancelled)
 	ctx = context.WithoutCancel(ctx)
 	now := time.Now().UTC()
 	st, _ := json.Marshal(r.st)
@@ -406,6 +404,10 @@ func (r *runner) finish(ctx context.Context, err error) {
 		j := r.j
 		j.State, j.LeaseUntil = st, nil
 		switch {
+		case shutdown:
+			// The server is stopping: queue the job again at once, the
+			// interrupted attempt not counted (what it wrote is found again).
+			j.Status, j.Stage, j.RunAt, j.Attempts = driver.JobQueued, StageQueued, now, max(j.Attempts-1, 0)
 		case err == nil:
 			j.Status, j.Stage, j.Progress, j.LastError, j.FinishedAt = driver.JobDone, string(driver.JobDone), 1, "", &now
 		case errors.Is(err, errCancelled):

@@ -36,6 +36,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,6 +45,10 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/cmd/internal/config"
+	"github.com/postgram-go/postgram/feed"
+	"github.com/postgram-go/postgram/ingest"
+	"github.com/postgram-go/postgram/ingest/fetch"
+	"github.com/postgram-go/postgram/ingest/raw"
 	"github.com/postgram-go/postgram/internal/certreload"
 	"github.com/postgram-go/postgram/oauth"
 	"github.com/postgram-go/postgram/transport/mcp"
@@ -145,13 +151,18 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	if err != nil {
 		return err
 	}
+	hub := feed.New(admin, feed.Config{})
+	ingestSvc, err := ingestService(env, admin, log)
+	if err != nil {
+		return err
+	}
 	restCfg := rest.Config{Client: client, Logger: log, MaxBodyBytes: env.MaxBodyBytes, Version: version,
-		Warnings: warnings, MaxResponseBytes: env.MaxResponseBytes}
+		Warnings: warnings, MaxResponseBytes: env.MaxResponseBytes, Ingest: ingestSvc, Events: hub}
 	if sched != nil {
 		restCfg.BackupStatus, restCfg.BackupList = sched.Status, sched.List
 	}
 	restSrv := rest.New(restCfg)
-	mcpSrv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log, MaxResultBytes: env.MaxResponseBytes})
+	mcpSrv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log, MaxResultBytes: env.MaxResponseBytes, Ingest: ingestSvc})
 	mux := http.NewServeMux()
 	var mcpOpts []mcp.HTTPOption
 	var oauthSrv *oauth.Server
@@ -210,6 +221,8 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Event streams never end by themselves: end them when shutting down.
+	srv.RegisterOnShutdown(restSrv.CloseStreams)
 	if certs != nil {
 		srv.TLSConfig = certs.TLSConfig()
 	}
@@ -218,6 +231,23 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	defer stopWorker()
 	if err := client.Start(workerCtx); err != nil {
 		return err
+	}
+	var jobsDone sync.WaitGroup
+	jobsDone.Add(1)
+	go func() {
+		defer jobsDone.Done()
+		if err := hub.Run(workerCtx); err != nil {
+			log.Error("the event feed stopped", "err", err)
+		}
+	}()
+	if ingestSvc != nil {
+		jobsDone.Add(1)
+		go func() {
+			defer jobsDone.Done()
+			if err := ingestSvc.Run(workerCtx); err != nil {
+				log.Error("ingestion stopped", "err", err)
+			}
+		}()
 	}
 	if sched != nil {
 		log.Info("scheduled backups", "interval", sched.Interval.String(), "dir", sched.Dir, "keep", sched.Keep,
@@ -252,6 +282,8 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	if err := srv.Shutdown(shutCtx); err != nil {
 		log.Error("shutdown: requests still running were cut", "err", err)
 	}
+	stopWorker() // ingestion requeues its running jobs
+	jobsDone.Wait()
 	if err := client.Stop(shutCtx); err != nil {
 		log.Error("shutdown: the worker did not stop in time", "err", err)
 	}
@@ -346,4 +378,38 @@ func sweepOAuth(ctx context.Context, s *oauth.Server, log *slog.Logger) {
 			}
 		}
 	}
+}
+
+// ingestService builds the ingestion service: the raw-content store under
+// the data directory (or RAW_STORE_URL) and a fetcher that refuses private
+// addresses unless INGEST_ALLOW_PRIVATE. Without either a data directory or
+// RAW_STORE_URL ingestion is off (its routes answer 503).
+func ingestService(env *config.Env, admin *postgram.Admin, log *slog.Logger) (*ingest.Service, error) {
+	if env.RawStoreURL == "" && env.DataDir == "" {
+		log.Warn("ingestion is off: set POSTGRAM_DATA_DIR or RAW_STORE_URL for the raw-content store")
+		return nil, nil
+	}
+	rs, err := raw.Open(env.RawStoreURL, env.DataDir, env.IngestMaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	f := fetch.New(fetch.Config{MaxBytes: env.IngestMaxBytes, AllowPrivate: env.IngestAllowPrivate})
+	svc, err := ingest.New(admin, ingest.Config{Raw: rs, Fetcher: f, MaxBytes: env.IngestMaxBytes,
+		Concurrency: env.IngestConcurrency, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("ingestion", "max_bytes", env.IngestMaxBytes, "allow_private", env.IngestAllowPrivate,
+		"concurrency", env.IngestConcurrency, "raw_store", redactedStore(env))
+	return svc, nil
+}
+
+func redactedStore(env *config.Env) string {
+	if env.RawStoreURL == "" {
+		return filepath.Join(env.DataDir, "raw")
+	}
+	if i := strings.Index(env.RawStoreURL, "@"); i >= 0 {
+		return "s3://…@" + env.RawStoreURL[i+1:]
+	}
+	return env.RawStoreURL
 }

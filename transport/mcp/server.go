@@ -35,6 +35,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/ingest"
 )
 
 // Config configures NewServer.
@@ -53,6 +54,8 @@ type Config struct {
 	// VALIDATION tool error telling the caller to ask for less (a smaller
 	// limit, max_nodes or page). Default DefaultMaxResultBytes.
 	MaxResultBytes int64
+	// Ingest, when set, adds the tools ingest and ingest_status.
+	Ingest *ingest.Service
 }
 
 // DefaultMaxResultBytes is Config.MaxResultBytes's default.
@@ -102,6 +105,11 @@ func NewServer(cfg Config) *server.MCPServer {
 	)
 	for _, area := range areas {
 		for _, t := range area() {
+			srv.AddTool(t.tool(), r.handler(t))
+		}
+	}
+	if cfg.Ingest != nil {
+		for _, t := range ingestTools(cfg.Ingest) { // ingest.go
 			srv.AddTool(t.tool(), r.handler(t))
 		}
 	}

@@ -94,6 +94,18 @@ type Env struct {
 	// issuer and the base of the metadata's endpoints.
 	OAuthEnabled  bool
 	PublicBaseURL string
+	// Ingestion (POST /api/ingest, the MCP tool ingest, pgm ingest):
+	// IngestMaxBytes bounds an upload or a download (INGEST_MAX_BYTES,
+	// default 64 MiB); IngestAllowPrivate lets URLs reach loopback,
+	// private and link-local addresses (INGEST_ALLOW_PRIVATE, default
+	// false); IngestConcurrency is how many jobs run at once
+	// (INGEST_CONCURRENCY, default 2); RawStoreURL keeps the original
+	// bytes in an S3-compatible bucket (RAW_STORE_URL, s3://…; default:
+	// raw/ in DataDir).
+	IngestMaxBytes     int64
+	IngestAllowPrivate bool
+	IngestConcurrency  int
+	RawStoreURL        string
 
 	// TLSCertFile and TLSKeyFile, both set, make the server speak HTTPS
 	// with this PEM pair (TLS_CERT_FILE, TLS_KEY_FILE), reloaded when the
@@ -292,6 +304,18 @@ func (e *Env) parseOps(get Getenv) error {
 	if e.OAuthEnabled && e.PublicBaseURL == "" {
 		return fmt.Errorf("OAUTH_ENABLED: set PUBLIC_BASE_URL to the server's public origin (https://…) as well")
 	}
+	maxIngest, err := intVar(get, "INGEST_MAX_BYTES", 64<<20, 1024, 1<<34)
+	if err != nil {
+		return err
+	}
+	e.IngestMaxBytes = int64(maxIngest)
+	if e.IngestAllowPrivate, err = boolVar(get, "INGEST_ALLOW_PRIVATE", false); err != nil {
+		return err
+	}
+	if e.IngestConcurrency, err = intVar(get, "INGEST_CONCURRENCY", 2, 1, 64); err != nil {
+		return err
+	}
+	e.RawStoreURL = strings.TrimSpace(get("RAW_STORE_URL"))
 	e.BootstrapKeyFile = strings.TrimSpace(get("BOOTSTRAP_KEY_FILE"))
 	if e.BootstrapKeyFile == "" && e.DataDir != "" {
 		e.BootstrapKeyFile = filepath.Join(e.DataDir, "bootstrap-admin.key")
