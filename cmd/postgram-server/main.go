@@ -36,8 +36,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
