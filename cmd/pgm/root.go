@@ -114,6 +114,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.syncCmd(),   // sync.go
 		a.backupCmd(), // backup.go
 		a.linkCmd(), a.unlinkCmd(), a.expandCmd(),
+		a.ingestCmd(), a.jobsCmd(), a.watchCmd(), // ingest.go
 	)
 	return root
 }
