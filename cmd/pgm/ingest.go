@@ -382,4 +382,3 @@ func (a *app) printEvent(ev wire.Event) error {
 	_, err := fmt.Fprintf(a.stdout, "%s  %-8d %-17s %s  %s\n", ev.At.Local().Format("15:04:05"), ev.Seq, ev.Kind, subject, string(ev.Data))
 	return err
 }
-
