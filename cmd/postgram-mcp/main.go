@@ -60,6 +60,21 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer client.Stop(context.Background())
-	srv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log})
+	admin, err := client.Admin()
+	if err != nil {
+		return err
+	}
+	ingestSvc, err := env.IngestService(admin, log)
+	if err != nil {
+		return err
+	}
+	if ingestSvc != nil {
+		go func() {
+			if err := ingestSvc.Run(ctx); err != nil {
+				log.Error("ingestion stopped", "err", err)
+			}
+		}()
+	}
+	srv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log, Ingest: ingestSvc})
 	return mcp.ServeStdio(ctx, srv, os.Stdin, os.Stdout)
 }

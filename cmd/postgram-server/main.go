@@ -36,7 +36,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -46,9 +45,6 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/cmd/internal/config"
 	"github.com/postgram-go/postgram/feed"
-	"github.com/postgram-go/postgram/ingest"
-	"github.com/postgram-go/postgram/ingest/fetch"
-	"github.com/postgram-go/postgram/ingest/raw"
 	"github.com/postgram-go/postgram/internal/certreload"
 	"github.com/postgram-go/postgram/oauth"
 	"github.com/postgram-go/postgram/transport/mcp"
@@ -152,7 +148,7 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		return err
 	}
 	hub := feed.New(admin, feed.Config{})
-	ingestSvc, err := ingestService(env, admin, log)
+	ingestSvc, err := env.IngestService(admin, log)
 	if err != nil {
 		return err
 	}
@@ -378,38 +374,4 @@ func sweepOAuth(ctx context.Context, s *oauth.Server, log *slog.Logger) {
 			}
 		}
 	}
-}
-
-// ingestService builds the ingestion service: the raw-content store under
-// the data directory (or RAW_STORE_URL) and a fetcher that refuses private
-// addresses unless INGEST_ALLOW_PRIVATE. Without either a data directory or
-// RAW_STORE_URL ingestion is off (its routes answer 503).
-func ingestService(env *config.Env, admin *postgram.Admin, log *slog.Logger) (*ingest.Service, error) {
-	if env.RawStoreURL == "" && env.DataDir == "" {
-		log.Warn("ingestion is off: set POSTGRAM_DATA_DIR or RAW_STORE_URL for the raw-content store")
-		return nil, nil
-	}
-	rs, err := raw.Open(env.RawStoreURL, env.DataDir, env.IngestMaxBytes)
-	if err != nil {
-		return nil, err
-	}
-	f := fetch.New(fetch.Config{MaxBytes: env.IngestMaxBytes, AllowPrivate: env.IngestAllowPrivate})
-	svc, err := ingest.New(admin, ingest.Config{Raw: rs, Fetcher: f, MaxBytes: env.IngestMaxBytes,
-		Concurrency: env.IngestConcurrency, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	log.Info("ingestion", "max_bytes", env.IngestMaxBytes, "allow_private", env.IngestAllowPrivate,
-		"concurrency", env.IngestConcurrency, "raw_store", redactedStore(env))
-	return svc, nil
-}
-
-func redactedStore(env *config.Env) string {
-	if env.RawStoreURL == "" {
-		return filepath.Join(env.DataDir, "raw")
-	}
-	if i := strings.Index(env.RawStoreURL, "@"); i >= 0 {
-		return "s3://…@" + env.RawStoreURL[i+1:]
-	}
-	return env.RawStoreURL
 }
