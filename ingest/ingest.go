@@ -542,8 +542,15 @@ func (s *Service) Run(ctx context.Context) error {
 	slots := make(chan struct{}, s.cfg.Concurrency)
 	poll := time.NewTimer(0)
 	defer poll.Stop()
+	gc := time.NewTicker(time.Hour)
+	defer gc.Stop()
 	for {
 		select {
+		case <-gc.C:
+			if _, err := s.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("collecting the raw store's garbage failed", "err", err)
+			}
+			continue
 		case <-ctx.Done():
 			wg.Wait()
 			for range cap(slots) { // wait for running jobs

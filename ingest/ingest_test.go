@@ -435,3 +435,33 @@ func TestIngestResumesWithoutDuplicate(t *testing.T) {
 		})
 	}
 }
+
+// TestIngestPurgeRemovesRaw: purging an ingested entity lets the garbage
+// collection delete its original bytes, and only those.
+func TestIngestPurgeRemovesRaw(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	e := newEnv(t, "sqlite", true, nil)
+	a := e.wait(e.c, must(e.svc.Submit(ctx, e.c, ingest.Input{Text: "first document to purge"})))
+	b := e.wait(e.c, must(e.svc.Submit(ctx, e.c, ingest.Input{Text: "second document to keep"})))
+	if a.Status != driver.JobDone || b.Status != driver.JobDone {
+		t.Fatalf("jobs: %+v %+v", a, b)
+	}
+	if n, err := e.svc.CollectGarbage(ctx); err != nil || n != 0 {
+		t.Fatalf("nothing purged yet: %d %v", n, err)
+	}
+	if _, err := e.admin.Purge(ctx, postgram.PurgeRequest{IDs: []uuid.UUID{uuid.MustParse(a.EntityID)}, NoScrub: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.svc.CollectGarbage(ctx); err != nil || n != 1 {
+		t.Fatalf("after the purge: %d deleted (%v), want 1", n, err)
+	}
+	if _, err := e.raw.Open(ctx, a.SHA256); !errors.Is(err, raw.ErrNotFound) {
+		t.Fatalf("the purged entity's bytes: %v", err)
+	}
+	rc, err := e.raw.Open(ctx, b.SHA256)
+	if err != nil {
+		t.Fatalf("the kept entity's bytes: %v", err)
+	}
+	rc.Close()
+}

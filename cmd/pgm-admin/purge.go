@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -99,6 +100,18 @@ hold the content.
 			}
 			fmt.Fprintf(a.stdout, "purged %d entities, %d chunks, %d edges, %d sync states, %d cached query embeddings (recorded as admin.purge)\n",
 				res.Entities, res.Chunks, res.Edges, res.SyncFiles, res.QueryEmbeddings)
+			// The original bytes of purged ingested entities go too.
+			if svc, err := a.env.IngestService(a.admin, slog.New(slog.DiscardHandler)); err != nil {
+				return fmt.Errorf("open the raw-content store: %w", err)
+			} else if svc != nil {
+				n, err := svc.CollectGarbage(cmd.Context())
+				if err != nil {
+					return fmt.Errorf("delete the purged entities' original bytes: %w", err)
+				}
+				if n > 0 {
+					fmt.Fprintf(a.stdout, "deleted %d original files of ingested entities\n", n)
+				}
+			}
 			if res.Scrubbed {
 				fmt.Fprintf(a.stdout, "store files scrubbed at %s\n", time.Now().UTC().Format(time.RFC3339))
 			}

@@ -106,6 +106,10 @@ type Env struct {
 	IngestAllowPrivate bool
 	IngestConcurrency  int
 	RawStoreURL        string
+	// IngestLease is how long a server holds a running job before another
+	// may take it over, e.g. after the first died (INGEST_LEASE_SECONDS,
+	// default 120; each job step renews it).
+	IngestLease time.Duration
 
 	// TLSCertFile and TLSKeyFile, both set, make the server speak HTTPS
 	// with this PEM pair (TLS_CERT_FILE, TLS_KEY_FILE), reloaded when the
@@ -316,6 +320,11 @@ func (e *Env) parseOps(get Getenv) error {
 		return err
 	}
 	e.RawStoreURL = strings.TrimSpace(get("RAW_STORE_URL"))
+	leaseSecs, err := intVar(get, "INGEST_LEASE_SECONDS", 120, 1, 3600)
+	if err != nil {
+		return err
+	}
+	e.IngestLease = time.Duration(leaseSecs) * time.Second
 	e.BootstrapKeyFile = strings.TrimSpace(get("BOOTSTRAP_KEY_FILE"))
 	if e.BootstrapKeyFile == "" && e.DataDir != "" {
 		e.BootstrapKeyFile = filepath.Join(e.DataDir, "bootstrap-admin.key")

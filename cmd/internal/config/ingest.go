@@ -26,7 +26,7 @@ func (env *Env) IngestService(admin *postgram.Admin, log *slog.Logger) (*ingest.
 	}
 	f := fetch.New(fetch.Config{MaxBytes: env.IngestMaxBytes, AllowPrivate: env.IngestAllowPrivate})
 	svc, err := ingest.New(admin, ingest.Config{Raw: rs, Fetcher: f, MaxBytes: env.IngestMaxBytes,
-		Concurrency: env.IngestConcurrency, Logger: log})
+		Concurrency: env.IngestConcurrency, Lease: env.IngestLease, Logger: log})
 	if err != nil {
 		return nil, err
 	}

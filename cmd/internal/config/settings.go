@@ -60,6 +60,7 @@ func (e *Env) Settings() []Setting {
 		{"INGEST_MAX_BYTES", strconv.FormatInt(e.IngestMaxBytes, 10)},
 		{"INGEST_ALLOW_PRIVATE", strconv.FormatBool(e.IngestAllowPrivate)},
 		{"INGEST_CONCURRENCY", strconv.Itoa(e.IngestConcurrency)},
+		{"INGEST_LEASE_SECONDS", strconv.Itoa(int(e.IngestLease.Seconds()))},
 		{"RAW_STORE_URL", redactURL(e.RawStoreURL)},
 		{"LOG_LEVEL", e.LogLevel.String()},
 		{"API_KEY_PEPPER", secret(e.KeyPepper)},

@@ -1,0 +1,81 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram/driver"
+)
+
+// CollectGarbage deletes the original bytes no entity needs any more:
+// bytes whose every ingestion ended done with an entity that has since
+// been purged. Bytes of a live job, of a failed or cancelled one (it may
+// be retried) and of an existing entity stay. It returns how many objects
+// it deleted. The server runs it hourly; pgm-admin purge runs it after a
+// purge.
+func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
+	keep := map[string]bool{}
+	owners := map[string][]uuid.UUID{} // digest -> entities of its done jobs
+	var before *uuid.UUID
+	for {
+		jobs, err := s.st.ListJobs(ctx, s.ws, driver.JobFilter{Kind: Kind, Limit: 500, Before: before})
+		if err != nil {
+			return 0, fmt.Errorf("list jobs: %w", err)
+		}
+		for i := range jobs {
+			j := &jobs[i]
+			sha := j.SHA256
+			if sha == "" {
+				continue
+			}
+			if j.Status == driver.JobDone && j.EntityID != nil {
+				owners[sha] = append(owners[sha], *j.EntityID)
+			} else {
+				keep[sha] = true
+			}
+		}
+		if len(jobs) < 500 {
+			break
+		}
+		before = &jobs[len(jobs)-1].ID
+	}
+	var ids []uuid.UUID
+	for sha, es := range owners {
+		if !keep[sha] {
+			ids = append(ids, es...)
+		}
+	}
+	alive := map[uuid.UUID]bool{}
+	for start := 0; start < len(ids); start += 500 {
+		ents, err := s.st.GetEntities(ctx, s.ws, ids[start:min(start+500, len(ids))])
+		if err != nil {
+			return 0, fmt.Errorf("check the entities: %w", err)
+		}
+		for _, e := range ents {
+			alive[e.ID] = true
+		}
+	}
+	n := 0
+	for sha, es := range owners {
+		if keep[sha] {
+			continue
+		}
+		needed := false
+		for _, id := range es {
+			needed = needed || alive[id]
+		}
+		if needed {
+			continue
+		}
+		if err := s.cfg.Raw.Delete(ctx, sha); err != nil {
+			return n, fmt.Errorf("delete raw %s: %w", sha, err)
+		}
+		n++
+	}
+	if n > 0 {
+		s.log.Info("deleted the original bytes of purged entities", "objects", n)
+	}
+	return n, nil
+}
