@@ -9,6 +9,7 @@
 //	postgram-bench sync [flags]     Markdown folder sync: first sync and no-change re-sync, both backends
 //	postgram-bench tasks [flags]    task lists filtered by GTD context, both backends
 //	postgram-bench quality [flags]  search quality on a labelled set, per category, dev and held-out
+//	postgram-bench pages [flags]    ingestion of local HTML pages through jobs, and live-event delivery
 //
 // Both connect to --database-url (default $DATABASE_URL, else the loopback
 // test cluster of scripts/pgtest.sh) and work in their own schema through
@@ -69,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runTasksBench(ctx, args[1:], stdout, stderr)
 	case "quality":
 		return runQuality(ctx, args[1:], stdout, stderr)
+	case "pages":
+		return runPagesBench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -91,6 +94,7 @@ Commands:
   sync     Markdown folder sync of 10,000 notes through the library: first sync and no-change re-sync, both backends
   tasks    ListTasks filtered by GTD context over 10,000 tasks in 20 contexts: p50/p95, both backends
   quality  search quality on a labelled set: nDCG@5, MRR@10, recall@10, hit@1 per category, dev and held-out
+  pages    ingestion of 1,000 local HTML pages through jobs, with live-event delivery latency, both backends
 
 Run 'postgram-bench <command> -h' for the command's flags.
 `)

@@ -239,27 +239,28 @@ func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.Cha
 		return nil
 	}
 	ctx = withWS(ctx, ws)
-	now := time.Now().UTC().Truncate(time.Microsecond)
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('postgram.events:' || $1, 0))`, ws); err != nil {
 			return err
 		}
+		// created_at is taken once the lock is held (clock_timestamp), so
+		// it is the moment of the append, not of the wait before it.
 		b := &pgx.Batch{}
 		for i := range events {
 			e := &events[i]
 			b.Queue(`INSERT INTO events (workspace_id, kind, entity_id, job_id, type, visibility, owner, role, client_id,
-					key_id, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12) RETURNING seq`,
+					key_id, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, date_trunc('microseconds', clock_timestamp()))
+				RETURNING seq, created_at`,
 				ws, e.Kind, nilUUID(e.EntityID), nilUUID(e.JobID), string(e.Type), string(e.Visibility), e.Owner,
-				string(e.Role), e.ClientID, e.KeyID, jsonOrEmpty(e.Data), now)
+				string(e.Role), e.ClientID, e.KeyID, jsonOrEmpty(e.Data))
 		}
 		b.Queue("SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, EventChannelPrefix+ws)
 		br := tx.SendBatch(ctx, b)
 		for i := range events {
-			if err := br.QueryRow().Scan(&events[i].Seq); err != nil {
+			if err := br.QueryRow().Scan(&events[i].Seq, &events[i].CreatedAt); err != nil {
 				br.Close()
 				return err
 			}
-			events[i].CreatedAt = now
 		}
 		if _, err := br.Exec(); err != nil {
 			br.Close()

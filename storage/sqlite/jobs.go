@@ -248,8 +248,9 @@ func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.Cha
 	if len(events) == 0 {
 		return nil
 	}
-	now := time.Now().UTC().Truncate(time.Microsecond)
 	err := s.write(ctx, func(tx *wtx) error {
+		// Taken once the write lock is held: the moment of the append.
+		now := time.Now().UTC().Truncate(time.Microsecond)
 		for i := range events {
 			e := &events[i]
 			err := tx.QueryRowContext(ctx, `INSERT INTO events (workspace_id, kind, entity_id, job_id, type, visibility,
