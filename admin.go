@@ -39,7 +39,7 @@ func (a *Admin) Workspace() string { return a.c.ws }
 
 // Storage returns the backend (for operator tools that work on the store
 // directly: backups, migrations, raw SQL).
-func (a *Admin) Storage() driver.Storage { return a.c.cfg.Store }
+func (a *Admin) Storage() driver.Storage { return a.c.store }
 
 // Embedder returns the configured embedder, or nil.
 func (a *Admin) Embedder() Embedder { return a.c.embedder }

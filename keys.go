@@ -282,7 +282,7 @@ func (a *Admin) Authenticate(ctx context.Context, token string) (*Client, error)
 		return nil, fmt.Errorf("malformed API key: %w", ErrUnauthorized)
 	}
 	h := c.keyHash(token)
-	if kv, ok := c.cfg.Store.(driver.KeyVersioner); ok {
+	if kv, ok := c.store.(driver.KeyVersioner); ok {
 		v, err := kv.KeysVersion(ctx, c.ws)
 		if err != nil {
 			return nil, fmt.Errorf("authenticate: %w", err)

@@ -305,9 +305,6 @@ type core struct {
 	running bool
 
 	embedState atomic.Pointer[embedHealth]
-	// events queues change events for the store's event log; store wraps
-	// cfg.Store so that every write queues its events.
-	events *eventLog
 }
 
 type embedHealth struct {
@@ -324,15 +321,12 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	log := cfg.Logger.With("workspace", cfg.Workspace)
-	ev := newEventLog(cfg.Store, cfg.Workspace, log)
 	co := &core{
 		cfg:           cfg,
-		store:         eventingStore{Storage: cfg.Store, ev: ev},
-		events:        ev,
+		store:         cfg.Store,
 		ws:            cfg.Workspace,
 		embedder:      cfg.Embedder,
-		log:           log,
+		log:           cfg.Logger.With("workspace", cfg.Workspace),
 		chunkCfg:      chunk.Config{Size: cfg.Chunking.Size, Overlap: cfg.Chunking.Overlap},
 		wakeCh:        make(chan struct{}, 1),
 		keys:          newKeyCache(),

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/chunk"
 	"github.com/postgram-go/postgram/internal/fusion"
 	"github.com/postgram-go/postgram/internal/query"
 	"github.com/postgram-go/postgram/internal/rank"
@@ -121,8 +122,33 @@ type SearchResult struct {
 	KeywordRank  int          `json:"keyword_rank,omitempty"`
 	Edges        *EdgeSummary `json:"edges,omitempty"`
 	Related      []Related    `json:"related,omitempty"`
+	// Section is the heading path of the matched chunk in a Markdown
+	// entity ("Guide › Install"; ingested documents keep their structure
+	// as headings), empty when the content has no heading before it.
+	Section string `json:"section,omitempty"`
 	// Explain holds the ranking components when the request asked.
 	Explain *Explanation `json:"explain,omitempty"`
+}
+
+// sectionOf is the heading path in force where chunk starts in content.
+func sectionOf(content, chunkText string) string {
+	if chunkText == "" || len(content) == 0 {
+		return ""
+	}
+	i := strings.Index(content, chunkText)
+	if i < 0 {
+		return ""
+	}
+	// Headings that open the chunk are its own section's.
+	for rest := chunkText; rest != ""; {
+		line, after, _ := strings.Cut(rest, "\n")
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			break
+		}
+		i += len(line) + 1
+		rest = after
+	}
+	return strings.Join(chunk.SectionAt(content, min(i, len(content))), chunk.SectionSeparator)
 }
 
 // Related is a 1-hop neighbour of a result.
@@ -156,7 +182,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		return resp, nil
 	}
 	p.filter = f
-	if r, ok := c.cfg.Store.(driver.Refresher); ok {
+	if r, ok := c.store.(driver.Refresher); ok {
 		if ctx, err = r.Refresh(ctx); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
@@ -872,12 +898,13 @@ func (c *Client) hydrate(ctx context.Context, resp *SearchResponse, fused []fusi
 		if !ok {
 			continue // deleted or hidden since the candidates were read
 		}
-		if !p.includeContent {
-			e.Content = ""
-		}
 		res := SearchResult{
 			Entity: e, ChunkContent: r.Content, Similarity: r.Similarity, Score: r.Score,
 			RecencyScore: r.Adjusted, VectorRank: r.VectorRank, KeywordRank: r.KeywordRank,
+			Section: sectionOf(e.Content, r.Content),
+		}
+		if !p.includeContent {
+			e.Content = ""
 		}
 		if s, ok := edges[r.EntityID]; ok && s.Count > 0 {
 			s := s

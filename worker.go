@@ -219,7 +219,7 @@ func (c *Client) Start(ctx context.Context) error {
 			})
 		}()
 	}
-	if n, ok := c.cfg.Store.(driver.Notifier); ok {
+	if n, ok := c.store.(driver.Notifier); ok {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -277,7 +277,6 @@ func (c *Client) Stop(ctx context.Context) error {
 	select {
 	case <-done:
 		c.flushKeyUse(ctx)
-		c.events.drain(ctx)
 		c.log.Info("background work stopped")
 		return nil
 	case <-ctx.Done():

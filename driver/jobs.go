@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -129,11 +130,22 @@ type ChangeEvent struct {
 }
 
 // EventStorage keeps the bounded event log.
+//
+// The writes that change entities append their change events in their own
+// transaction, so an event exists exactly when its change committed:
+// CreateEntity and WriteBatch creates (EventEntityCreated), UpdateEntity
+// and WriteBatch updates (ChangeKindOf), CompleteEmbedding for each entity
+// it marks completed (EventEntityEnriched), CompleteExtraction
+// (EventEntityExtracted, and EventEntityCreated for its placeholders) and
+// PurgeEntities (EventEntityPurged). Build them with EntityChange. A
+// reader following Seq never skips an event that commits late: a store
+// assigns Seq in commit order (SQLite's single writer does by itself;
+// PostgreSQL sequences committed events under a lock before a read).
 type EventStorage interface {
-	// AppendEvents appends events in order, setting each one's Seq and
-	// CreatedAt; Seq values of one workspace commit in increasing order, so
-	// a reader following Seq never skips one. It wakes every listener
-	// (EventAppended) on stores with a change feed.
+	// AppendEvents appends events (job progress) in their own
+	// transaction, setting each one's CreatedAt (and Seq where the store
+	// assigns it at once). It wakes every listener (EventAppended) on
+	// stores with a change feed.
 	AppendEvents(ctx context.Context, ws string, events []ChangeEvent) error
 	// EventsAfter returns up to limit events with Seq > after, in Seq
 	// order, and the smallest Seq the log still holds (0 when empty), so a
@@ -149,6 +161,40 @@ type EventStorage interface {
 	// PruneEvents deletes every event created before olderThan or not
 	// among the newest keep, returning how many.
 	PruneEvents(ctx context.Context, ws string, keep int, olderThan time.Time) (int, error)
+}
+
+// Kinds of entity change events.
+const (
+	EventEntityCreated   = "entity.created"
+	EventEntityUpdated   = "entity.updated"
+	EventEntityArchived  = "entity.archived"
+	EventEntityEnriched  = "entity.enriched"
+	EventEntityExtracted = "entity.extracted"
+	EventEntityPurged    = "entity.purged"
+)
+
+// ChangeKindOf is the kind of an update that leaves e as it is: archived
+// when its status is archived, else updated.
+func ChangeKindOf(e *Entity) string {
+	if e.Status == StatusArchived {
+		return EventEntityArchived
+	}
+	return EventEntityUpdated
+}
+
+// EntityChange describes a change to e, with what a subscriber's rights
+// are checked against and {version, status, type} as its data.
+func EntityChange(kind string, e *Entity) ChangeEvent {
+	data := `{"version":` + strconv.FormatInt(e.Version, 10) + `,"status":` + strconv.Quote(string(e.Status)) +
+		`,"type":` + strconv.Quote(string(e.Type)) + `}`
+	return ChangeEvent{Kind: kind, EntityID: e.ID, Type: e.Type, Visibility: e.Visibility, Owner: e.Owner,
+		Role: e.MemoryRole(), ClientID: e.ClientID, Data: []byte(data)}
+}
+
+// EntityRef is an event about entity id that does not describe it (who may
+// see it is decided from the entity as it is when it is delivered).
+func EntityRef(kind string, id uuid.UUID, data string) ChangeEvent {
+	return ChangeEvent{Kind: kind, EntityID: id, Data: []byte(data)}
 }
 
 // Broadcast hands out channels that the next Notify of their key closes:

@@ -465,3 +465,34 @@ func TestIngestPurgeRemovesRaw(t *testing.T) {
 	}
 	rc.Close()
 }
+
+// TestIngestSectionsInSearch: an ingested document's structure becomes its
+// headings, and a search result names the section its chunk sits in.
+func TestIngestSectionsInSearch(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	e := newEnv(t, "sqlite", true, nil)
+	var b strings.Builder
+	b.WriteString("# Handbook\n\n")
+	for i, h := range []string{"Hiring", "Onboarding", "Travel"} {
+		fmt.Fprintf(&b, "## %s\n\n", h)
+		for p := range 12 {
+			fmt.Fprintf(&b, "Paragraph %d of %s: policy text that fills the chunk with ordinary words about the topic. ", p, h)
+		}
+		if i == 2 {
+			b.WriteString("Reimbursement of zeppelin tickets needs the director's approval.")
+		}
+		b.WriteString("\n\n")
+	}
+	j := e.wait(e.c, must(e.svc.Submit(ctx, e.c, ingest.Input{Body: strings.NewReader(b.String()), Filename: "handbook.md"})))
+	if j.Status != driver.JobDone {
+		t.Fatalf("job: %+v", j)
+	}
+	res, err := e.c.Search(ctx, postgram.SearchRequest{Query: "zeppelin reimbursement"})
+	if err != nil || len(res.Results) == 0 {
+		t.Fatalf("search: %v %v", res, err)
+	}
+	if got := res.Results[0].Section; got != "Handbook › Travel" {
+		t.Fatalf("section %q, want %q (chunk %q)", got, "Handbook › Travel", res.Results[0].ChunkContent)
+	}
+}

@@ -35,13 +35,16 @@ CREATE INDEX jobs_created ON jobs (workspace_id, created_at DESC, id DESC);
 CREATE INDEX jobs_sha256 ON jobs (workspace_id, sha256) WHERE sha256 <> '';
 CREATE INDEX jobs_source_url ON jobs (workspace_id, source_url) WHERE source_url <> '';
 
--- The event log: seq comes from one identity sequence, and appends to one
--- workspace take a transaction-scoped advisory lock before drawing it, so
--- the seqs of a workspace commit in increasing order and a reader that
--- follows seq never skips an event committed late.
+-- The event log. The writes that change entities insert their events in
+-- their own transaction, with seq NULL; a reader first sequences the
+-- committed events (under a transaction-scoped advisory lock, numbering them
+-- after the workspace's highest seq in insertion order) and then reads by
+-- seq, so seqs become visible in increasing order and a reader that
+-- follows seq never skips an event whose transaction committed late.
 CREATE TABLE events (
     workspace_id text NOT NULL,
-    seq          bigint GENERATED ALWAYS AS IDENTITY,
+    id           bigint GENERATED ALWAYS AS IDENTITY,
+    seq          bigint,
     kind         text NOT NULL,
     entity_id    uuid,
     job_id       uuid,
@@ -53,9 +56,11 @@ CREATE TABLE events (
     key_id       text NOT NULL DEFAULT '',
     data         jsonb NOT NULL DEFAULT '{}',
     created_at   timestamptz NOT NULL,
-    PRIMARY KEY (workspace_id, seq)
+    PRIMARY KEY (workspace_id, id)
 );
 
+CREATE UNIQUE INDEX events_seq ON events (workspace_id, seq) WHERE seq IS NOT NULL;
+CREATE INDEX events_unsequenced ON events (workspace_id, id) WHERE seq IS NULL;
 CREATE INDEX events_created ON events (workspace_id, created_at);
 
 DO $$
@@ -73,9 +78,9 @@ BEGIN
             EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO postgram_app', t);
         END IF;
     END LOOP;
-    EXECUTE format('REVOKE ALL ON SEQUENCE %s FROM PUBLIC', pg_get_serial_sequence('events', 'seq'));
+    EXECUTE format('REVOKE ALL ON SEQUENCE %s FROM PUBLIC', pg_get_serial_sequence('events', 'id'));
     IF app THEN
-        EXECUTE format('GRANT USAGE, SELECT ON SEQUENCE %s TO postgram_app', pg_get_serial_sequence('events', 'seq'));
+        EXECUTE format('GRANT USAGE, SELECT ON SEQUENCE %s TO postgram_app', pg_get_serial_sequence('events', 'id'));
     END IF;
 END
 $$;

@@ -19,6 +19,7 @@ type searchRow struct {
 	Type    string       `json:"type"`
 	Score   float64      `json:"score"`
 	Chunk   string       `json:"chunk"`
+	Section string       `json:"section,omitempty"`
 	Tags    []string     `json:"tags"`
 	Edges   int          `json:"edges,omitempty"`
 	Related []relatedRow `json:"related,omitempty"`
@@ -52,7 +53,7 @@ func toSearchRows(resp *wire.SearchResponse) []searchRow {
 		if r.Entity == nil {
 			continue
 		}
-		sr := searchRow{ID: r.Entity.ID.String(), Type: string(r.Entity.Type), Score: resultScore(r), Chunk: r.ChunkContent, Tags: tagsOf(r.Entity)}
+		sr := searchRow{ID: r.Entity.ID.String(), Type: string(r.Entity.Type), Score: resultScore(r), Chunk: r.ChunkContent, Section: r.Section, Tags: tagsOf(r.Entity)}
 		if r.Edges != nil {
 			sr.Edges = r.Edges.Count
 		}
@@ -137,7 +138,11 @@ keyword and vector parts of the score.`,
 			return table(w, func(w io.Writer) {
 				row(w, "ID", "TYPE", "SCORE", "TAGS", "CHUNK")
 				for _, r := range rows {
-					row(w, cell(r.ID, 0), cell(r.Type, 0), fmt.Sprintf("%.5f", r.Score), tagCell(r.Tags), cell(r.Chunk, contentWidth))
+					chunkText := r.Chunk
+					if r.Section != "" {
+						chunkText = "[" + r.Section + "] " + chunkText
+					}
+					row(w, cell(r.ID, 0), cell(r.Type, 0), fmt.Sprintf("%.5f", r.Score), tagCell(r.Tags), cell(chunkText, contentWidth))
 					if r.Explain != "" {
 						row(w, "  why:", "", "", "", cell(r.Explain, 0))
 					}

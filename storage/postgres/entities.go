@@ -90,6 +90,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, c
 	if e.EnrichmentStatus == driver.StagePending {
 		queuedAt = &e.CreatedAt
 	}
+	ev := driver.EntityChange(driver.EventEntityCreated, e)
 	_, err = s.pool.Exec(ctx, `
 		WITH ent AS (
 			INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source, metadata,
@@ -103,18 +104,23 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, c
 		), au AS (
 			INSERT INTO audit_log (workspace_id, id, at, key_id, client_id, operation, entity_id, details)
 			SELECT $1, $24, $25, $26, $27, $28, $29, $30 WHERE $24::uuid IS NOT NULL
+		), ev AS (
+			INSERT INTO events (workspace_id, kind, entity_id, type, visibility, owner, role, client_id, data, created_at)
+			SELECT $1, $32, (SELECT id FROM ent), $3, $5, $6, $33, $11, $34::jsonb, date_trunc('microseconds', clock_timestamp())
 		)
-		SELECT CASE WHEN $13 = 'pending' THEN pg_notify($23, $1) END`,
+		SELECT CASE WHEN $13 = 'pending' THEN pg_notify($23, $1) END, pg_notify($23, $35)`,
 		ws, e.ID, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags), e.Source, meta,
 		e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, e.CreatedAt, e.UpdatedAt,
 		ids, idx, content, starts, ends, s.cfg.NotifyChannel,
-		aID, aAt, aKey, aClient, aOp, aEntity, aDetails, rank.Head(e.Content, e.Metadata))
+		aID, aAt, aKey, aClient, aOp, aEntity, aDetails, rank.Head(e.Content, e.Metadata),
+		ev.Kind, string(ev.Role), string(ev.Data), EventChannelPrefix+ws)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("postgres: create entity %s: %w: id already exists", e.ID, driver.ErrConflict)
 		}
 		return fmt.Errorf("postgres: create entity: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return nil
 }
 
@@ -168,6 +174,9 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, e
 		if err := auditInsert(ctx, tx, ws, audit); err != nil {
 			return err
 		}
+		if err := s.insertEventsTx(ctx, tx, ws, []driver.ChangeEvent{driver.EntityChange(driver.ChangeKindOf(e), e)}); err != nil {
+			return err
+		}
 		if chunks != nil && e.EnrichmentStatus == driver.StagePending {
 			if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, ws); err != nil {
 				return err
@@ -182,6 +191,7 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, e
 		}
 		return fmt.Errorf("postgres: update entity: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -66,10 +67,13 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.Extr
 			}
 		}
 		written, ok = len(out), true
-		return nil
+		return s.insertEventsTx(ctx, tx, ws, extractionEvents(r, len(out)))
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("postgres: complete extraction: %w", mapErr(err))
+	}
+	if ok {
+		s.eventSignal.Notify(ws)
 	}
 	return written, ok, nil
 }
@@ -147,4 +151,14 @@ func (s *Store) FindByNames(ctx context.Context, ws string, keys []string) ([]dr
 		return nil, fmt.Errorf("postgres: find entities by name: %w", mapErr(err))
 	}
 	return out, nil
+}
+
+// extractionEvents are the change events of a completed extraction: its
+// placeholders created, then the entity extracted.
+func extractionEvents(r driver.ExtractResult, edges int) []driver.ChangeEvent {
+	evs := make([]driver.ChangeEvent, 0, len(r.Creates)+1)
+	for _, p := range r.Creates {
+		evs = append(evs, driver.EntityChange(driver.EventEntityCreated, p.Entity))
+	}
+	return append(evs, driver.EntityRef(driver.EventEntityExtracted, r.EntityID, `{"edges":`+strconv.Itoa(edges)+`}`))
 }

@@ -230,53 +230,102 @@ func nilUUID(id uuid.UUID) *uuid.UUID {
 	return &id
 }
 
-// AppendEvents implements driver.EventStorage. The transaction takes an
-// advisory lock on the workspace's log before drawing seqs, so appends to
-// one workspace commit in seq order (a reader following seq cannot pass an
-// event that commits later with a smaller seq).
+// insertEventsTx inserts events, unsequenced, in tx and notifies the
+// change feed at commit. created_at is the moment of the insert
+// (clock_timestamp), not the transaction's start.
+func (s *Store) insertEventsTx(ctx context.Context, tx pgx.Tx, ws string, events []driver.ChangeEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	kinds := make([]string, len(events))
+	ents := make([]*uuid.UUID, len(events))
+	jobs := make([]*uuid.UUID, len(events))
+	types := make([]string, len(events))
+	vis := make([]string, len(events))
+	owners := make([]string, len(events))
+	roles := make([]string, len(events))
+	clients := make([]string, len(events))
+	keys := make([]string, len(events))
+	data := make([]string, len(events))
+	for i, e := range events {
+		kinds[i], ents[i], jobs[i] = e.Kind, nilUUID(e.EntityID), nilUUID(e.JobID)
+		types[i], vis[i], owners[i], roles[i] = string(e.Type), string(e.Visibility), e.Owner, string(e.Role)
+		clients[i], keys[i], data[i] = e.ClientID, e.KeyID, jsonOrEmpty(e.Data)
+	}
+	_, err := tx.Exec(ctx, `WITH ins AS (
+			INSERT INTO events (workspace_id, kind, entity_id, job_id, type, visibility, owner, role, client_id, key_id, data, created_at)
+			SELECT $1, u.kind, u.ent, u.job, u.typ, u.vis, u.owner, u.role, u.client, u.key, u.data::jsonb,
+				date_trunc('microseconds', clock_timestamp())
+			FROM unnest($2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+				WITH ORDINALITY AS u(kind, ent, job, typ, vis, owner, role, client, key, data, n)
+			ORDER BY u.n
+		)
+		SELECT pg_notify($12, $13)`,
+		ws, kinds, ents, jobs, types, vis, owners, roles, clients, keys, data, s.cfg.NotifyChannel, EventChannelPrefix+ws)
+	return err
+}
+
+// AppendEvents implements driver.EventStorage.
 func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.ChangeEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
 	ctx = withWS(ctx, ws)
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('postgram.events:' || $1, 0))`, ws); err != nil {
-			return err
-		}
-		// created_at is taken once the lock is held (clock_timestamp), so
-		// it is the moment of the append, not of the wait before it.
-		b := &pgx.Batch{}
-		for i := range events {
-			e := &events[i]
-			b.Queue(`INSERT INTO events (workspace_id, kind, entity_id, job_id, type, visibility, owner, role, client_id,
-					key_id, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, date_trunc('microseconds', clock_timestamp()))
-				RETURNING seq, created_at`,
-				ws, e.Kind, nilUUID(e.EntityID), nilUUID(e.JobID), string(e.Type), string(e.Visibility), e.Owner,
-				string(e.Role), e.ClientID, e.KeyID, jsonOrEmpty(e.Data))
-		}
-		b.Queue("SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, EventChannelPrefix+ws)
-		br := tx.SendBatch(ctx, b)
-		for i := range events {
-			if err := br.QueryRow().Scan(&events[i].Seq, &events[i].CreatedAt); err != nil {
-				br.Close()
-				return err
-			}
-		}
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
-		}
-		return br.Close()
-	})
-	if err != nil {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	if err := s.inTx(ctx, func(tx pgx.Tx) error { return s.insertEventsTx(ctx, tx, ws, events) }); err != nil {
 		return fmt.Errorf("postgres: append events: %w", mapErr(err))
+	}
+	for i := range events {
+		events[i].CreatedAt = now
 	}
 	s.eventSignal.Notify(ws)
 	return nil
 }
 
-// EventsSignal implements driver.EventStorage.
-func (s *Store) EventsSignal(ws string) <-chan struct{} { return s.eventSignal.Wait(ws) }
+// sequenceEvents numbers the workspace's committed, unsequenced events
+// after its highest seq, in insertion order, under a transaction-scoped
+// advisory lock held until the numbers commit: seqs therefore become
+// visible in increasing order. When another session holds the lock it
+// returns at once (that session's numbers will wake the readers).
+func (s *Store) sequenceEvents(ctx context.Context, ws string) error {
+	var pending bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE workspace_id = $1 AND seq IS NULL)`, ws).Scan(&pending); err != nil {
+		return err
+	}
+	if !pending {
+		return nil
+	}
+	var n int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var locked bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended('postgram.events:' || $1, 0))`, ws).Scan(&locked); err != nil {
+			return err
+		}
+		if !locked {
+			return nil
+		}
+		tag, err := tx.Exec(ctx, `WITH base AS (
+				SELECT coalesce(max(seq), 0) AS b FROM events WHERE workspace_id = $1 AND seq IS NOT NULL
+			), todo AS (
+				SELECT id, row_number() OVER (ORDER BY id) AS rn FROM events
+				WHERE workspace_id = $1 AND seq IS NULL ORDER BY id LIMIT 10000
+			)
+			UPDATE events e SET seq = base.b + todo.rn FROM todo, base
+			WHERE e.workspace_id = $1 AND e.id = todo.id`, ws)
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		if n > 0 {
+			_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, EventChannelPrefix+ws)
+		}
+		return err
+	})
+	if err == nil && n > 0 {
+		s.eventSignal.Notify(ws)
+	}
+	return err
+}
 
 // EventsAfter implements driver.EventStorage.
 func (s *Store) EventsAfter(ctx context.Context, ws string, after int64, limit int) ([]driver.ChangeEvent, int64, error) {
@@ -284,8 +333,11 @@ func (s *Store) EventsAfter(ctx context.Context, ws string, after int64, limit i
 	if limit <= 0 {
 		limit = 100
 	}
+	if err := s.sequenceEvents(ctx, ws); err != nil {
+		return nil, 0, fmt.Errorf("postgres: sequence events: %w", mapErr(err))
+	}
 	var first *int64
-	if err := s.pool.QueryRow(ctx, `SELECT min(seq) FROM events WHERE workspace_id = $1`, ws).Scan(&first); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT min(seq) FROM events WHERE workspace_id = $1 AND seq IS NOT NULL`, ws).Scan(&first); err != nil {
 		return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
 	}
 	rows, err := s.pool.Query(ctx, `SELECT seq, kind, entity_id, job_id, type, visibility, owner, role, client_id, key_id,
@@ -326,6 +378,9 @@ func (s *Store) EventsAfter(ctx context.Context, ws string, after int64, limit i
 // LastEventSeq implements driver.EventStorage.
 func (s *Store) LastEventSeq(ctx context.Context, ws string) (int64, error) {
 	ctx = withWS(ctx, ws)
+	if err := s.sequenceEvents(ctx, ws); err != nil {
+		return 0, fmt.Errorf("postgres: sequence events: %w", mapErr(err))
+	}
 	var last *int64
 	if err := s.pool.QueryRow(ctx, `SELECT max(seq) FROM events WHERE workspace_id = $1`, ws).Scan(&last); err != nil {
 		return 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
@@ -339,10 +394,16 @@ func (s *Store) LastEventSeq(ctx context.Context, ws string) (int64, error) {
 // PruneEvents implements driver.EventStorage.
 func (s *Store) PruneEvents(ctx context.Context, ws string, keep int, olderThan time.Time) (int, error) {
 	ctx = withWS(ctx, ws)
+	if err := s.sequenceEvents(ctx, ws); err != nil {
+		return 0, fmt.Errorf("postgres: sequence events: %w", mapErr(err))
+	}
 	tag, err := s.pool.Exec(ctx, `DELETE FROM events WHERE workspace_id = $1 AND (created_at < $2 OR seq <= coalesce(
-			(SELECT seq FROM events WHERE workspace_id = $1 ORDER BY seq DESC OFFSET $3 LIMIT 1), 0))`, ws, olderThan, keep)
+			(SELECT seq FROM events WHERE workspace_id = $1 AND seq IS NOT NULL ORDER BY seq DESC OFFSET $3 LIMIT 1), 0))`, ws, olderThan, keep)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: prune events: %w", mapErr(err))
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// EventsSignal implements driver.EventStorage.
+func (s *Store) EventsSignal(ws string) <-chan struct{} { return s.eventSignal.Wait(ws) }

@@ -156,6 +156,7 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 			return err
 		}
 		notify := false
+		var events []driver.ChangeEvent
 		for i := range ops {
 			op := &ops[i]
 			var err error
@@ -163,9 +164,11 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 			case op.Create != nil:
 				err = createTx(ctx, tx, ws, op.Create, op.Chunks)
 				notify = notify || op.Create.EnrichmentStatus == driver.StagePending
+				events = append(events, driver.EntityChange(driver.EventEntityCreated, op.Create))
 			case op.Update != nil:
 				err = updateTx(ctx, tx, ws, op.Update, op.Expected, op.Chunks)
 				notify = notify || (op.Chunks != nil && op.Update.EnrichmentStatus == driver.StagePending)
+				events = append(events, driver.EntityChange(driver.ChangeKindOf(op.Update), op.Update))
 			case op.Edge != nil:
 				err = edgeTx(ctx, tx, ws, op.Edge)
 			case op.SyncState != nil:
@@ -188,7 +191,7 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 				return err
 			}
 		}
-		return nil
+		return s.insertEventsTx(ctx, tx, ws, events)
 	})
 	if err != nil {
 		var ce *driver.ConflictError

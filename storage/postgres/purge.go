@@ -38,6 +38,14 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 		if _, err := tx.Exec(ctx, `DELETE FROM entities WHERE workspace_id = $1 AND id = ANY($2)`, ws, ids); err != nil {
 			return err
 		}
+		// The entities' earlier events go with them; the log says they
+		// were purged.
+		if _, err := tx.Exec(ctx, `DELETE FROM events WHERE workspace_id = $1 AND entity_id = ANY($2)`, ws, ids); err != nil {
+			return err
+		}
+		if err := s.insertEventsTx(ctx, tx, ws, purgeEvents(ids)); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `DELETE FROM query_embeddings WHERE workspace_id = $1`, ws)
 		if err != nil {
 			return err
@@ -56,7 +64,17 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 	if err != nil {
 		return driver.PurgeCounts{}, fmt.Errorf("postgres: purge: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return n, nil
+}
+
+// purgeEvents are the events of a purge.
+func purgeEvents(ids []uuid.UUID) []driver.ChangeEvent {
+	evs := make([]driver.ChangeEvent, len(ids))
+	for i, id := range ids {
+		evs[i] = driver.EntityRef(driver.EventEntityPurged, id, "")
+	}
+	return evs
 }
 
 // ScrubDeleted implements driver.PurgeStorage: it folds the pending

@@ -114,10 +114,12 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 			return err
 		}
 		b := &pgx.Batch{}
+		var events []driver.ChangeEvent
 		for _, r := range done {
 			if g, ok := gens[r.EntityID]; !ok || g != r.Generation {
 				continue // deleted, or rewritten since the claim
 			}
+			events = append(events, driver.EntityRef(driver.EventEntityEnriched, r.EntityID, `{"chunks":`+strconv.Itoa(len(r.ChunkIDs))+`}`))
 			for i, id := range r.ChunkIDs {
 				b.Queue(`UPDATE chunks SET embedding = $4, model_id = $3 WHERE workspace_id = $1 AND id = $2`,
 					ws, id, modelID, pgvector.NewVector(r.Vectors[i]))
@@ -129,11 +131,15 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 		if b.Len() == 0 {
 			return nil
 		}
-		return tx.SendBatch(ctx, b).Close()
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return s.insertEventsTx(ctx, tx, ws, events)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: complete embedding: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return nil
 }
 

@@ -144,7 +144,10 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, c
 		if err := createTx(ctx, tx, ws, e, prepared); err != nil {
 			return err
 		}
-		return auditInsert(ctx, tx, ws, audit)
+		if err := auditInsert(ctx, tx, ws, audit); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, ws, []driver.ChangeEvent{driver.EntityChange(driver.EventEntityCreated, e)})
 	})
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -152,6 +155,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, c
 		}
 		return fmt.Errorf("sqlite: create entity: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return nil
 }
 
@@ -237,7 +241,10 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, e
 		if err := updateTx(ctx, tx, ws, e, expected, rechunk, prepared); err != nil {
 			return err
 		}
-		return auditInsert(ctx, tx, ws, audit)
+		if err := auditInsert(ctx, tx, ws, audit); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, ws, []driver.ChangeEvent{driver.EntityChange(driver.ChangeKindOf(e), e)})
 	})
 	if err != nil {
 		var ce *driver.ConflictError
@@ -246,6 +253,7 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, e
 		}
 		return fmt.Errorf("sqlite: update entity: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return nil
 }
 

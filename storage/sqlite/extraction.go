@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -60,12 +61,25 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.Extr
 			return err
 		}
 		written, ok = len(out), true
-		return nil
+		return insertEvents(ctx, tx, ws, extractionEvents(r, len(out)))
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("sqlite: complete extraction: %w", mapErr(err))
 	}
+	if ok {
+		s.eventSignal.Notify(ws)
+	}
 	return written, ok, nil
+}
+
+// extractionEvents are the change events of a completed extraction: its
+// placeholders created, then the entity extracted.
+func extractionEvents(r driver.ExtractResult, edges int) []driver.ChangeEvent {
+	evs := make([]driver.ChangeEvent, 0, len(r.Creates)+1)
+	for _, p := range r.Creates {
+		evs = append(evs, driver.EntityChange(driver.EventEntityCreated, p.Entity))
+	}
+	return append(evs, driver.EntityRef(driver.EventEntityExtracted, r.EntityID, `{"edges":`+strconv.Itoa(edges)+`}`))
 }
 
 // QueueExtraction implements driver.ExtractionStorage.

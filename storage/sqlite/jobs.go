@@ -243,28 +243,31 @@ func (s *Store) NextJobDue(ctx context.Context, ws, kind string) (time.Time, boo
 
 const eventCols = `seq, kind, entity_id, job_id, type, visibility, owner, role, client_id, key_id, data, created_at`
 
+// insertEvents inserts events in tx; seq is the rowid, and SQLite's one
+// writer makes seqs commit in order.
+func insertEvents(ctx context.Context, tx *wtx, ws string, events []driver.ChangeEvent) error {
+	// Taken once the write lock is held: the moment of the change.
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	for i := range events {
+		e := &events[i]
+		err := tx.QueryRowContext(ctx, `INSERT INTO events (workspace_id, kind, entity_id, job_id, type, visibility,
+				owner, role, client_id, key_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+			ws, e.Kind, uuidOrNil(e.EntityID), uuidOrNil(e.JobID), string(e.Type), string(e.Visibility), e.Owner,
+			string(e.Role), e.ClientID, e.KeyID, jsonOrEmpty(e.Data), micros(now)).Scan(&e.Seq)
+		if err != nil {
+			return err
+		}
+		e.CreatedAt = now
+	}
+	return nil
+}
+
 // AppendEvents implements driver.EventStorage.
 func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.ChangeEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx *wtx) error {
-		// Taken once the write lock is held: the moment of the append.
-		now := time.Now().UTC().Truncate(time.Microsecond)
-		for i := range events {
-			e := &events[i]
-			err := tx.QueryRowContext(ctx, `INSERT INTO events (workspace_id, kind, entity_id, job_id, type, visibility,
-					owner, role, client_id, key_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-				ws, e.Kind, uuidOrNil(e.EntityID), uuidOrNil(e.JobID), string(e.Type), string(e.Visibility), e.Owner,
-				string(e.Role), e.ClientID, e.KeyID, jsonOrEmpty(e.Data), micros(now)).Scan(&e.Seq)
-			if err != nil {
-				return err
-			}
-			e.CreatedAt = now
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.write(ctx, func(tx *wtx) error { return insertEvents(ctx, tx, ws, events) }); err != nil {
 		return fmt.Errorf("sqlite: append events: %w", mapErr(err))
 	}
 	s.eventSignal.Notify(ws)

@@ -146,14 +146,17 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 		}
 	}
 	err := s.write(ctx, func(tx *wtx) error {
+		var events []driver.ChangeEvent
 		for i := range ops {
 			op := &ops[i]
 			var err error
 			switch {
 			case op.Create != nil:
 				err = createTx(ctx, tx, ws, op.Create, prepared[i])
+				events = append(events, driver.EntityChange(driver.EventEntityCreated, op.Create))
 			case op.Update != nil:
 				err = updateTx(ctx, tx, ws, op.Update, op.Expected, op.Chunks != nil, prepared[i])
+				events = append(events, driver.EntityChange(driver.ChangeKindOf(op.Update), op.Update))
 			case op.Edge != nil:
 				err = edgeTx(ctx, tx, ws, op.Edge)
 			case op.SyncState != nil:
@@ -171,7 +174,7 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 				return err
 			}
 		}
-		return nil
+		return insertEvents(ctx, tx, ws, events)
 	})
 	if err != nil {
 		var ce *driver.ConflictError
@@ -183,6 +186,7 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 		}
 		return fmt.Errorf("sqlite: write batch: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return nil
 }
 

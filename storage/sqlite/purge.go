@@ -48,6 +48,18 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 		if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE workspace_id = ?1 AND id IN `+in, ws, string(list)); err != nil {
 			return err
 		}
+		// The entities' earlier events go with them; the log says they
+		// were purged.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE workspace_id = ?1 AND entity_id IN `+in, ws, string(list)); err != nil {
+			return err
+		}
+		evs := make([]driver.ChangeEvent, len(ids))
+		for i, id := range ids {
+			evs[i] = driver.EntityRef(driver.EventEntityPurged, id, "")
+		}
+		if err := insertEvents(ctx, tx, ws, evs); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM query_embeddings WHERE workspace_id = ?`, ws)
 		if err != nil {
 			return err
@@ -70,6 +82,7 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 	if err != nil {
 		return driver.PurgeCounts{}, fmt.Errorf("sqlite: purge: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return n, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -153,21 +154,27 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 			return err
 		}
 		defer ent.Close()
+		var events []driver.ChangeEvent
 		for i, r := range done {
 			for j, id := range r.ChunkIDs {
 				if _, err := vec.ExecContext(ctx, ws, id.String(), modelID, blobs[i][j]); err != nil {
 					return err
 				}
 			}
-			if _, err := ent.ExecContext(ctx, ws, r.EntityID.String(), r.Generation); err != nil {
+			res, err := ent.ExecContext(ctx, ws, r.EntityID.String(), r.Generation)
+			if err != nil {
 				return err
 			}
+			if n, err := res.RowsAffected(); err == nil && n > 0 {
+				events = append(events, driver.EntityRef(driver.EventEntityEnriched, r.EntityID, `{"chunks":`+strconv.Itoa(len(r.ChunkIDs))+`}`))
+			}
 		}
-		return nil
+		return insertEvents(ctx, tx, ws, events)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: complete embedding: %w", mapErr(err))
 	}
+	s.eventSignal.Notify(ws)
 	return nil
 }
 

@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/postgramtest"
 )
 
 // testJobs covers the job queue: create and read back, filters and
@@ -200,13 +203,14 @@ func testEventLog(t *testing.T, open Opener) {
 	if err := st.AppendEvents(ctx, "ws", first); err != nil {
 		t.Fatal(err)
 	}
-	if first[0].Seq == 0 || first[1].Seq <= first[0].Seq || first[0].CreatedAt.IsZero() {
-		t.Fatalf("seqs: %+v", first)
+	if first[0].CreatedAt.IsZero() {
+		t.Fatalf("no time: %+v", first)
 	}
 	got, lo, err := st.EventsAfter(ctx, "ws", 0, 10)
-	if err != nil || len(got) != 2 || lo != first[0].Seq {
+	if err != nil || len(got) != 2 || lo != got[0].Seq || got[0].Seq <= 0 || got[1].Seq <= got[0].Seq {
 		t.Fatalf("read: %v first %d %v", got, lo, err)
 	}
+	first[1].Seq = got[1].Seq
 	if g := got[0]; g.EntityID != eid || g.Type != driver.TypeMemory || g.Visibility != driver.VisibilityWork ||
 		g.Owner != "ann" || g.JobID != uuid.Nil || g.Kind != "entity.created" {
 		t.Fatalf("entity event: %+v", g)
@@ -283,3 +287,89 @@ func testEventLog(t *testing.T, open Opener) {
 		t.Fatalf("prune by age: %d %v", n, err)
 	}
 }
+
+// testEntityEvents covers the change events the writes append in their
+// own transactions: created, updated, archived, enriched and purged, in
+// order, each only once its change committed (a refused write appends
+// nothing), and a purge removes the entity's earlier events.
+func testEntityEvents(t *testing.T, open Opener) {
+	e := newEnv(t, open)
+	ctx := e.ctx
+	ws := postgram.DefaultWorkspace
+	a := e.store1(postgram.StoreInput{Content: "event note a", Visibility: postgram.VisibilityWork, Owner: "ann"})
+	b := e.store1(postgram.StoreInput{Content: "event note b"})
+	if _, err := e.c.Update(ctx, a.ID, postgram.UpdateInput{Version: a.Version, Content: ptrTo("event note a, edited")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Update(ctx, a.ID, postgram.UpdateInput{Version: a.Version, Content: ptrTo("stale")}); err == nil {
+		t.Fatal("a stale update succeeded")
+	}
+	if _, err := e.c.Delete(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgramtest.Admin(t, e.c).EnrichPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, _, err := e.store.EventsAfter(ctx, ws, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ev struct {
+		Kind string
+		ID   uuid.UUID
+	}
+	var got []ev
+	for i, x := range evs {
+		if i > 0 && x.Seq <= evs[i-1].Seq {
+			t.Fatalf("seqs out of order: %d after %d", x.Seq, evs[i-1].Seq)
+		}
+		got = append(got, ev{x.Kind, x.EntityID})
+	}
+	want := []ev{{driver.EventEntityCreated, a.ID}, {driver.EventEntityCreated, b.ID}, {driver.EventEntityUpdated, a.ID},
+		{driver.EventEntityArchived, b.ID}}
+	if len(got) < len(want)+1 {
+		t.Fatalf("events %v, want %v then the enrichments", got, want)
+	}
+	for i, w := range want {
+		if got[i] != w {
+			t.Fatalf("event %d: %v, want %v (all: %v)", i, got[i], w, got)
+		}
+	}
+	enriched := map[uuid.UUID]bool{}
+	for _, g := range got[len(want):] {
+		if g.Kind != driver.EventEntityEnriched {
+			t.Fatalf("after the writes: %v", g)
+		}
+		enriched[g.ID] = true
+	}
+	if !enriched[a.ID] {
+		t.Fatalf("no enriched event for %s: %v", a.ID, got)
+	}
+	first := evs[0]
+	if first.Type != postgram.TypeMemory || first.Visibility != postgram.VisibilityWork || first.Owner != "ann" ||
+		first.Role != postgram.RoleDurableMemory || !strings.Contains(string(first.Data), `"version"`) {
+		t.Fatalf("the created event does not describe the entity: %+v %s", first, first.Data)
+	}
+	// Purge: a's earlier events go, one purged event is appended.
+	if _, err := postgramtest.Admin(t, e.c).Purge(ctx, postgram.PurgeRequest{IDs: []uuid.UUID{a.ID}, NoScrub: true}); err != nil {
+		t.Fatal(err)
+	}
+	evs, _, err = e.store.EventsAfter(ctx, ws, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ofA []string
+	for _, x := range evs {
+		if x.EntityID == a.ID {
+			ofA = append(ofA, x.Kind)
+		}
+	}
+	if len(ofA) != 1 || ofA[0] != driver.EventEntityPurged {
+		t.Fatalf("a's events after its purge: %v", ofA)
+	}
+	if last, err := e.store.LastEventSeq(ctx, ws); err != nil || last != evs[len(evs)-1].Seq {
+		t.Fatalf("last seq %d, log ends at %d (%v)", last, evs[len(evs)-1].Seq, err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -93,6 +93,7 @@ func Run(t *testing.T, open Opener) {
 		{"OAuthRecords", testOAuthRecords},                     // oauth.go
 		{"Jobs", testJobs},                                     // jobs.go
 		{"EventLog", testEventLog},                             // jobs.go
+		{"EntityEvents", testEntityEvents},                     // jobs.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

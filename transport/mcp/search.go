@@ -28,8 +28,9 @@ type searchRow struct {
 	Score float64             `json:"score"`
 	// Content is the start of the entity's content (a preview).
 	Content string `json:"content"`
-	// Chunk is the passage that matched.
+	// Chunk is the passage that matched, Section its heading path.
 	Chunk   string                `json:"chunk"`
+	Section string                `json:"section,omitempty"`
 	Tags    []string              `json:"tags,omitempty"`
 	Edges   *postgram.EdgeSummary `json:"edges,omitempty"`
 	Related []relatedRow          `json:"related,omitempty"`
