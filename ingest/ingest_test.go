@@ -1,6 +1,8 @@
 package ingest_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -299,7 +301,7 @@ func must(j *ingest.Job, err error) *ingest.Job {
 func TestIngestBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	e := newEnv(t, "sqlite", true, func(c *ingest.Config) { c.Fetcher = nil; c.MaxBytes = 1000 })
+	e := newEnv(t, "sqlite", true, func(c *ingest.Config) { c.Fetcher = nil; c.MaxBytes = 200_000 })
 	for _, tc := range []struct {
 		in    ingest.Input
 		field string
@@ -308,7 +310,7 @@ func TestIngestBadInput(t *testing.T) {
 		{ingest.Input{URL: "ftp://example.com/x"}, "url"},
 		{ingest.Input{URL: "file:///etc/passwd"}, "url"},
 		{ingest.Input{URL: "https://example.com", Text: "both"}, "url"},
-		{ingest.Input{Text: strings.Repeat("x", 1001)}, "file"},
+		{ingest.Input{Text: strings.Repeat("x", 200_001)}, "file"},
 		{ingest.Input{Body: strings.NewReader(""), Filename: "empty.txt"}, "file"},
 		{ingest.Input{Text: "x", Type: "bogus"}, "type"},
 		{ingest.Input{Text: "x", Visibility: "everyone"}, "visibility"},
@@ -327,10 +329,28 @@ func TestIngestBadInput(t *testing.T) {
 	if j.Status != driver.JobFailed || j.Attempts != 1 || !strings.Contains(j.Error, "refusing to connect") {
 		t.Fatalf("private address: %+v", j)
 	}
-	// Bytes that are no document: a failed job that says so.
-	bad := e.wait(e.c, must(e.svc.Submit(ctx, e.c, ingest.Input{Body: strings.NewReader("PK\x03\x04garbage"), Filename: "book.epub"})))
-	if bad.Status != driver.JobFailed || !strings.Contains(bad.Error, "corrupt") {
-		t.Fatalf("corrupt EPUB: %+v", bad)
+	// Bytes that are no document: failed jobs that say why, tried once.
+	var bomb bytes.Buffer
+	zw := zip.NewWriter(&bomb)
+	w, _ := zw.Create("OEBPS/chapter1.xhtml")
+	zeros := make([]byte, 1<<20)
+	for range 70 { // 70 MiB once decompressed, a few KiB compressed
+		w.Write(zeros)
+	}
+	zw.Close()
+	for _, tc := range []struct {
+		name, body, filename, want string
+	}{
+		{"corrupt EPUB", "PK\x03\x04garbage", "book.epub", "corrupt"},
+		{"zip bomb", bomb.String(), "bomb.epub", "corrupt"},
+		{"invalid UTF-8", "caf\xe9 au lait\xff", "notes.txt", "UTF-8"},
+		{"unknown type", "\x89PNG\r\n\x1a\n\x00\x00", "picture.png", "unsupported"},
+		{"PDF without text", "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF", "scan.pdf", ""},
+	} {
+		j := e.wait(e.c, must(e.svc.Submit(ctx, e.c, ingest.Input{Body: strings.NewReader(tc.body), Filename: tc.filename})))
+		if j.Status != driver.JobFailed || j.Attempts != 1 || !strings.Contains(j.Error, tc.want) || j.EntityID != "" {
+			t.Errorf("%s: %+v", tc.name, j)
+		}
 	}
 }
 
