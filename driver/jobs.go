@@ -149,9 +149,12 @@ type EventStorage interface {
 	AppendEvents(ctx context.Context, ws string, events []ChangeEvent) error
 	// EventsAfter returns up to limit events with Seq > after, in Seq
 	// order, and the smallest Seq the log still holds (0 when empty), so a
-	// reader can tell that it missed pruned events.
+	// reader can tell that it missed pruned events. An event committed just
+	// before the call may not be numbered yet (PostgreSQL numbers them in
+	// the background under load); EventsSignal fires when it is.
 	EventsAfter(ctx context.Context, ws string, after int64, limit int) ([]ChangeEvent, int64, error)
-	// LastEventSeq returns the newest Seq (0 when the log is empty).
+	// LastEventSeq returns the newest Seq (0 when the log is empty), once
+	// every event committed before the call is numbered.
 	LastEventSeq(ctx context.Context, ws string) (int64, error)
 	// EventsSignal returns a channel closed at the next append to ws made
 	// through this store value (in this process), so readers in the

@@ -245,7 +245,6 @@ func (r *runner) waitFor(ctx context.Context, c *postgram.Client, id uuid.UUID, 
 	renew := time.Now().Add(r.s.cfg.Lease / 3)
 	wait := 20 * time.Millisecond
 	for {
-		sig := r.s.st.EventsSignal(r.s.ws)
 		e, err := c.Recall(ctx, id)
 		if err != nil {
 			return nil, err
@@ -267,11 +266,9 @@ func (r *runner) waitFor(ctx context.Context, c *postgram.Client, id uuid.UUID, 
 		case <-ctx.Done():
 			t.Stop()
 			return nil, ctx.Err()
-		case <-sig:
 		case <-t.C:
 		}
-		t.Stop()
-		wait = min(wait*2, time.Second)
+		wait = min(wait*2, 500*time.Millisecond)
 	}
 }
 

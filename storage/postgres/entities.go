@@ -108,19 +108,19 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, c
 			INSERT INTO events (workspace_id, kind, entity_id, type, visibility, owner, role, client_id, data, created_at)
 			SELECT $1, $32, (SELECT id FROM ent), $3, $5, $6, $33, $11, $34::jsonb, date_trunc('microseconds', clock_timestamp())
 		)
-		SELECT CASE WHEN $13 = 'pending' THEN pg_notify($23, $1) END, pg_notify($23, $35)`,
+		SELECT CASE WHEN $13 = 'pending' THEN pg_notify($23, $1) END`,
 		ws, e.ID, e.Type, e.Content, e.Visibility, e.Owner, e.Status, tagsOrEmpty(e.Tags), e.Source, meta,
 		e.ClientID, e.Version, e.EnrichmentStatus, queuedAt, e.ExtractionStatus, e.CreatedAt, e.UpdatedAt,
 		ids, idx, content, starts, ends, s.cfg.NotifyChannel,
 		aID, aAt, aKey, aClient, aOp, aEntity, aDetails, rank.Head(e.Content, e.Metadata),
-		ev.Kind, string(ev.Role), string(ev.Data), EventChannelPrefix+ws)
+		ev.Kind, string(ev.Role), string(ev.Data))
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("postgres: create entity %s: %w: id already exists", e.ID, driver.ErrConflict)
 		}
 		return fmt.Errorf("postgres: create entity: %w", mapErr(err))
 	}
-	s.eventSignal.Notify(ws)
+	s.eventsCommitted(ctx, ws)
 	return nil
 }
 
@@ -191,7 +191,7 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, e
 		}
 		return fmt.Errorf("postgres: update entity: %w", mapErr(err))
 	}
-	s.eventSignal.Notify(ws)
+	s.eventsCommitted(ctx, ws)
 	return nil
 }
 

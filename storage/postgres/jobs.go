@@ -230,96 +230,149 @@ func nilUUID(id uuid.UUID) *uuid.UUID {
 	return &id
 }
 
-// insertEventsTx inserts events, unsequenced, in tx and notifies the
-// change feed at commit. created_at is the moment of the insert
+// insertEventsTx inserts events, unsequenced, in tx (the sequencer
+// notifies the change feed once it has numbered them). created_at is the moment of the insert
 // (clock_timestamp), not the transaction's start.
 func (s *Store) insertEventsTx(ctx context.Context, tx pgx.Tx, ws string, events []driver.ChangeEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
-	kinds := make([]string, len(events))
-	ents := make([]*uuid.UUID, len(events))
-	jobs := make([]*uuid.UUID, len(events))
-	types := make([]string, len(events))
-	vis := make([]string, len(events))
-	owners := make([]string, len(events))
-	roles := make([]string, len(events))
-	clients := make([]string, len(events))
-	keys := make([]string, len(events))
-	data := make([]string, len(events))
+	kinds, ents, jobs, types, vis, owners, roles, clients, keys, data := eventArrays(events)
+	_, err := tx.Exec(ctx, `INSERT INTO events (workspace_id, kind, entity_id, job_id, type, visibility, owner, role, client_id, key_id, data, created_at)
+		SELECT $1, u.kind, u.ent, u.job, u.typ, u.vis, u.owner, u.role, u.client, u.key, u.data::jsonb,
+			date_trunc('microseconds', clock_timestamp())
+		FROM unnest($2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+			WITH ORDINALITY AS u(kind, ent, job, typ, vis, owner, role, client, key, data, n)
+		ORDER BY u.n`,
+		ws, kinds, ents, jobs, types, vis, owners, roles, clients, keys, data)
+	return err
+}
+
+// eventArrays turns events into the column arrays the inserts unnest.
+func eventArrays(events []driver.ChangeEvent) (kinds []string, ents, jobs []*uuid.UUID, types, vis, owners, roles, clients, keys, data []string) {
+	n := len(events)
+	kinds, ents, jobs = make([]string, n), make([]*uuid.UUID, n), make([]*uuid.UUID, n)
+	types, vis, owners, roles = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	clients, keys, data = make([]string, n), make([]string, n), make([]string, n)
 	for i, e := range events {
 		kinds[i], ents[i], jobs[i] = e.Kind, nilUUID(e.EntityID), nilUUID(e.JobID)
 		types[i], vis[i], owners[i], roles[i] = string(e.Type), string(e.Visibility), e.Owner, string(e.Role)
 		clients[i], keys[i], data[i] = e.ClientID, e.KeyID, jsonOrEmpty(e.Data)
 	}
-	_, err := tx.Exec(ctx, `WITH ins AS (
-			INSERT INTO events (workspace_id, kind, entity_id, job_id, type, visibility, owner, role, client_id, key_id, data, created_at)
-			SELECT $1, u.kind, u.ent, u.job, u.typ, u.vis, u.owner, u.role, u.client, u.key, u.data::jsonb,
-				date_trunc('microseconds', clock_timestamp())
-			FROM unnest($2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-				WITH ORDINALITY AS u(kind, ent, job, typ, vis, owner, role, client, key, data, n)
-			ORDER BY u.n
-		)
-		SELECT pg_notify($12, $13)`,
-		ws, kinds, ents, jobs, types, vis, owners, roles, clients, keys, data, s.cfg.NotifyChannel, EventChannelPrefix+ws)
-	return err
+	return
 }
 
-// AppendEvents implements driver.EventStorage.
+// AppendEvents implements driver.EventStorage. Job events are numbered as
+// they are inserted, in one round trip: a batch outside a transaction runs
+// as one implicit transaction that takes the log's lock, then inserts with
+// seqs after the highest (the insert's snapshot is taken once the lock is
+// held), and commits before the lock is released.
 func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.ChangeEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
 	ctx = withWS(ctx, ws)
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	if err := s.inTx(ctx, func(tx pgx.Tx) error { return s.insertEventsTx(ctx, tx, ws, events) }); err != nil {
+	kinds, ents, jobs, types, vis, owners, roles, clients, keys, data := eventArrays(events)
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('postgram.events:' || $1, 0))`, ws)
+	b.Queue(`WITH base AS (
+			SELECT coalesce(max(seq), 0) AS b FROM events WHERE workspace_id = $1 AND seq IS NOT NULL
+		), ins AS (
+			INSERT INTO events (workspace_id, seq, kind, entity_id, job_id, type, visibility, owner, role, client_id, key_id, data, created_at)
+			SELECT $1, base.b + u.n, u.kind, u.ent, u.job, u.typ, u.vis, u.owner, u.role, u.client, u.key, u.data::jsonb,
+				date_trunc('microseconds', clock_timestamp())
+			FROM base, unnest($2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+				WITH ORDINALITY AS u(kind, ent, job, typ, vis, owner, role, client, key, data, n)
+			RETURNING seq, created_at
+		)
+		SELECT seq, created_at, pg_notify($12, $13) IS NULL FROM ins ORDER BY seq`,
+		ws, kinds, ents, jobs, types, vis, owners, roles, clients, keys, data, s.cfg.NotifyChannel, EventChannelPrefix+ws)
+	err := s.retryAborted(ctx, func() error {
+		br := s.pool.SendBatch(ctx, b)
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			br.Close()
+			return err
+		}
+		i := 0
+		for rows.Next() {
+			var ignored bool
+			if i < len(events) {
+				if err := rows.Scan(&events[i].Seq, &events[i].CreatedAt, &ignored); err != nil {
+					rows.Close()
+					br.Close()
+					return err
+				}
+			}
+			i++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			br.Close()
+			return err
+		}
+		return br.Close()
+	})
+	if err != nil {
 		return fmt.Errorf("postgres: append events: %w", mapErr(err))
-	}
-	for i := range events {
-		events[i].CreatedAt = now
 	}
 	s.eventSignal.Notify(ws)
 	return nil
 }
 
+// eventsCommitted is called once a transaction that inserted events has
+// committed, before the write returns: it numbers them (and whatever else
+// committed meanwhile) and wakes the readers, so a write returns with its
+// events readable. The numbering waits for the log's lock, held only by
+// other numberings (one short statement each). Events whose writer died
+// before numbering them are numbered by the next reader (EventsAfter).
+func (s *Store) eventsCommitted(ctx context.Context, ws string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(withWS(ctx, ws)), 30*time.Second)
+	defer cancel()
+	if err := s.sequenceEvents(ctx, ws); err != nil {
+		s.log.Warn("numbering the event log failed; the next reader will", "workspace", ws, "err", err)
+	}
+}
+
 // sequenceEvents numbers the workspace's committed, unsequenced events
 // after its highest seq, in insertion order, under a transaction-scoped
 // advisory lock held until the numbers commit: seqs therefore become
-// visible in increasing order. When another session holds the lock it
-// returns at once (that session's numbers will wake the readers).
+// visible in increasing order. The lock and the numbering go in one round
+// trip (two statements: the second takes its snapshot once the lock is
+// held, so it sees the previous holder's numbers).
 func (s *Store) sequenceEvents(ctx context.Context, ws string) error {
-	var pending bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE workspace_id = $1 AND seq IS NULL)`, ws).Scan(&pending); err != nil {
-		return err
-	}
-	if !pending {
-		return nil
-	}
-	var n int64
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var locked bool
-		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended('postgram.events:' || $1, 0))`, ws).Scan(&locked); err != nil {
-			return err
-		}
-		if !locked {
-			return nil
-		}
-		tag, err := tx.Exec(ctx, `WITH base AS (
-				SELECT coalesce(max(seq), 0) AS b FROM events WHERE workspace_id = $1 AND seq IS NOT NULL
-			), todo AS (
-				SELECT id, row_number() OVER (ORDER BY id) AS rn FROM events
-				WHERE workspace_id = $1 AND seq IS NULL ORDER BY id LIMIT 10000
-			)
+	// One round trip: a batch outside a transaction runs as one implicit
+	// transaction, so the lock is held until the numbers commit, and the
+	// numbering statement takes its snapshot once the lock is held.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('postgram.events:' || $1, 0))`, ws)
+	b.Queue(`WITH base AS (
+			SELECT coalesce(max(seq), 0) AS b FROM events WHERE workspace_id = $1 AND seq IS NOT NULL
+		), todo AS (
+			SELECT id, row_number() OVER (ORDER BY id) AS rn FROM events
+			WHERE workspace_id = $1 AND seq IS NULL ORDER BY id LIMIT 10000
+		), upd AS (
 			UPDATE events e SET seq = base.b + todo.rn FROM todo, base
-			WHERE e.workspace_id = $1 AND e.id = todo.id`, ws)
-		if err != nil {
+			WHERE e.workspace_id = $1 AND e.id = todo.id RETURNING 1
+		), c AS (SELECT count(*) AS n FROM upd)
+		SELECT n, CASE WHEN n > 0 THEN pg_notify($2, $3) END IS NULL FROM c`, ws, s.cfg.NotifyChannel, EventChannelPrefix+ws)
+	var n int64
+	err := s.retryAborted(ctx, func() error {
+		br := s.pool.SendBatch(ctx, b)
+		if _, err := br.Exec(); err != nil {
+			br.Close()
 			return err
 		}
-		n = tag.RowsAffected()
-		if n > 0 {
-			_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.cfg.NotifyChannel, EventChannelPrefix+ws)
+		var ignored bool
+		if err := br.QueryRow().Scan(&n, &ignored); err != nil {
+			br.Close()
+			return err
 		}
-		return err
+		return br.Close()
 	})
 	if err == nil && n > 0 {
 		s.eventSignal.Notify(ws)
@@ -327,34 +380,65 @@ func (s *Store) sequenceEvents(ctx context.Context, ws string) error {
 	return err
 }
 
-// EventsAfter implements driver.EventStorage.
+// EventsAfter implements driver.EventStorage. One round trip reads the
+// log and asks whether events wait for their numbers too long (their
+// writer failed to number them, or died): those are numbered and the log
+// read again.
 func (s *Store) EventsAfter(ctx context.Context, ws string, after int64, limit int) ([]driver.ChangeEvent, int64, error) {
 	ctx = withWS(ctx, ws)
 	if limit <= 0 {
 		limit = 100
 	}
-	if err := s.sequenceEvents(ctx, ws); err != nil {
-		return nil, 0, fmt.Errorf("postgres: sequence events: %w", mapErr(err))
+	for try := 0; ; try++ {
+		b := &pgx.Batch{}
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM events WHERE workspace_id = $1 AND seq IS NULL)`, ws)
+		b.Queue(`SELECT seq, kind, entity_id, job_id, type, visibility, owner, role, client_id, key_id, data::text, created_at,
+				(SELECT min(seq) FROM events WHERE workspace_id = $1 AND seq IS NOT NULL)
+			FROM events WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, ws, after, limit)
+		br := s.pool.SendBatch(ctx, b)
+		var pending bool
+		if err := br.QueryRow().Scan(&pending); err != nil {
+			br.Close()
+			return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
+		}
+		if pending && try == 0 {
+			br.Close()
+			if err := s.sequenceEvents(ctx, ws); err != nil {
+				return nil, 0, fmt.Errorf("postgres: sequence events: %w", mapErr(err))
+			}
+			continue
+		}
+		rows, err := br.Query()
+		if err != nil {
+			br.Close()
+			return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
+		}
+		out, first, err := scanEvents(rows)
+		br.Close()
+		if err != nil {
+			return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
+		}
+		if len(out) == 0 {
+			if err := s.pool.QueryRow(ctx, `SELECT coalesce(min(seq), 0) FROM events WHERE workspace_id = $1 AND seq IS NOT NULL`, ws).Scan(&first); err != nil {
+				return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
+			}
+		}
+		return out, first, nil
 	}
-	var first *int64
-	if err := s.pool.QueryRow(ctx, `SELECT min(seq) FROM events WHERE workspace_id = $1 AND seq IS NOT NULL`, ws).Scan(&first); err != nil {
-		return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
-	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, kind, entity_id, job_id, type, visibility, owner, role, client_id, key_id,
-			data::text, created_at
-		FROM events WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, ws, after, limit)
-	if err != nil {
-		return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
-	}
+}
+
+func scanEvents(rows pgx.Rows) ([]driver.ChangeEvent, int64, error) {
 	defer rows.Close()
 	var out []driver.ChangeEvent
+	var first int64
 	for rows.Next() {
 		var e driver.ChangeEvent
 		var entity, job *uuid.UUID
 		var typ, vis, role, data string
+		var lo *int64
 		if err := rows.Scan(&e.Seq, &e.Kind, &entity, &job, &typ, &vis, &e.Owner, &role, &e.ClientID, &e.KeyID,
-			&data, &e.CreatedAt); err != nil {
-			return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
+			&data, &e.CreatedAt, &lo); err != nil {
+			return nil, 0, err
 		}
 		if entity != nil {
 			e.EntityID = *entity
@@ -362,17 +446,13 @@ func (s *Store) EventsAfter(ctx context.Context, ws string, after int64, limit i
 		if job != nil {
 			e.JobID = *job
 		}
+		if lo != nil {
+			first = *lo
+		}
 		e.Type, e.Visibility, e.Role, e.Data = driver.EntityType(typ), driver.Visibility(vis), driver.MemoryRole(role), []byte(data)
 		out = append(out, e)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
-	}
-	var f int64
-	if first != nil {
-		f = *first
-	}
-	return out, f, nil
+	return out, first, rows.Err()
 }
 
 // LastEventSeq implements driver.EventStorage.

@@ -139,7 +139,7 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 	if err != nil {
 		return fmt.Errorf("postgres: complete embedding: %w", mapErr(err))
 	}
-	s.eventSignal.Notify(ws)
+	s.eventsCommitted(ctx, ws)
 	return nil
 }
 

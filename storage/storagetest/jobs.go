@@ -259,7 +259,14 @@ func testEventLog(t *testing.T, open Opener) {
 			n++
 		}
 		if finished && len(evs) == 0 {
-			break
+			// Everything committed is numbered once LastEventSeq returns.
+			last, err := st.LastEventSeq(ctx, "ws")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cursor >= last {
+				break
+			}
 		}
 	}
 	close(errs)
