@@ -16,45 +16,25 @@ import (
 	"github.com/postgram-go/postgram/ingest"
 	"github.com/postgram-go/postgram/ingest/fetch"
 	"github.com/postgram-go/postgram/ingest/raw"
-	"github.com/postgram-go/postgram/postgramtest"
-	"github.com/postgram-go/postgram/storage/sqlite"
 	"github.com/postgram-go/postgram/transport/rest"
 )
 
 // ingestServer is the real REST server with ingestion over SQLite.
 func ingestServer(t *testing.T) *realServer {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "p.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c, err := postgram.New(ctx, postgram.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := postgramtest.Admin(t, c)
-	key, _, err := admin.CreateKey(ctx, postgram.KeySpec{Name: "cli", Scopes: postgram.AllScopes, ClientID: "cli"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, _ := raw.Open("", t.TempDir(), 1<<20)
-	svc, err := ingest.New(admin, ingest.Config{Raw: rs, Fetcher: fetch.New(fetch.Config{AllowPrivate: true}), MaxBytes: 1 << 20,
-		Poll: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = svc.Run(runCtx) }()
-	srv := rest.New(rest.Config{Client: c, Ingest: svc})
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() { srv.CloseStreams(); hs.Close(); stop(); <-done })
-	return &realServer{url: hs.URL, key: key, client: c}
+	return newRealServerWith(t, func(cfg *rest.Config, admin *postgram.Admin) {
+		rs, _ := raw.Open("", t.TempDir(), 1<<20)
+		svc, err := ingest.New(admin, ingest.Config{Raw: rs, Fetcher: fetch.New(fetch.Config{AllowPrivate: true}), MaxBytes: 1 << 20,
+			Poll: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = svc.Run(runCtx) }()
+		t.Cleanup(func() { stop(); <-done })
+		cfg.Ingest = svc
+	})
 }
 
 func TestIngestCommands(t *testing.T) {

@@ -22,7 +22,11 @@ type realServer struct {
 	client *postgram.Client
 }
 
-func newRealServer(t *testing.T) *realServer {
+func newRealServer(t *testing.T) *realServer { return newRealServerWith(t, nil) }
+
+// newRealServerWith is newRealServer with mod completing the REST
+// configuration (e.g. an ingest service over the admin).
+func newRealServerWith(t *testing.T, mod func(cfg *rest.Config, admin *postgram.Admin)) *realServer {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "p.db")})
@@ -37,12 +41,18 @@ func newRealServer(t *testing.T) *realServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := postgramtest.Admin(t, c).CreateKey(ctx, postgram.KeySpec{Name: "cli", Scopes: postgram.AllScopes, ClientID: "cli"})
+	admin := postgramtest.Admin(t, c)
+	key, _, err := admin.CreateKey(ctx, postgram.KeySpec{Name: "cli", Scopes: postgram.AllScopes, ClientID: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(rest.New(rest.Config{Client: c}))
-	t.Cleanup(hs.Close)
+	cfg := rest.Config{Client: c}
+	if mod != nil {
+		mod(&cfg, admin)
+	}
+	srv := rest.New(cfg)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { srv.CloseStreams(); hs.Close() })
 	return &realServer{url: hs.URL, key: key, client: c}
 }
 

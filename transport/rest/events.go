@@ -87,6 +87,18 @@ func (s *Server) streamContext(r *http.Request) (context.Context, context.Cancel
 	return ctx, func() { stop(); cancel() }
 }
 
+// nextOrBeat waits for the subscription's next event, or for heartbeat
+// to pass (beat true: the caller sends its keep-alive).
+func nextOrBeat(ctx context.Context, sub *feed.Subscription) (ev feed.Event, beat bool, err error) {
+	wait, stop := context.WithTimeout(ctx, heartbeat)
+	defer stop()
+	ev, err = sub.Next(wait)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return ev, true, nil
+	}
+	return ev, false, err
+}
+
 // CloseStreams ends every open event stream (SSE and WebSocket): call it
 // when the server shuts down (http.Server.RegisterOnShutdown), since
 // Shutdown waits for open requests and a stream never ends by itself.
@@ -121,11 +133,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	for {
-		wait, stop := context.WithTimeout(ctx, heartbeat)
-		ev, err := sub.Next(wait)
-		stop()
+		ev, beat, err := nextOrBeat(ctx, sub)
 		switch {
-		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		case beat:
 			if _, err := w.Write([]byte(": ping\n\n")); err != nil {
 				return
 			}
@@ -179,11 +189,9 @@ func (s *Server) eventsWS(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	ctx = conn.CloseRead(ctx)
 	for {
-		wait, stop := context.WithTimeout(ctx, heartbeat)
-		ev, err := sub.Next(wait)
-		stop()
+		ev, beat, err := nextOrBeat(ctx, sub)
 		switch {
-		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		case beat:
 			pctx, pcancel := context.WithTimeout(ctx, heartbeat)
 			err := conn.Ping(pctx)
 			pcancel()

@@ -31,22 +31,25 @@ var jobParams = []string{"status", "limit", "before"}
 
 var errNoIngest = envelopeError(apierror.Unavailable, "ingestion is not configured on this server", nil)
 
-// ingestService returns the ingest service, or writes 503.
-func (s *Server) ingestService(w http.ResponseWriter, r *http.Request) *ingest.Service {
+// ingestClient returns the authenticated client and the ingest service,
+// or writes the error (503 when ingestion is not configured) and returns
+// nils.
+func (s *Server) ingestClient(w http.ResponseWriter, r *http.Request) (*postgram.Client, *ingest.Service) {
+	c := s.client(w, r)
+	if c == nil {
+		return nil, nil
+	}
 	if s.cfg.Ingest == nil {
 		s.writeError(w, r, errNoIngest)
+		return nil, nil
 	}
-	return s.cfg.Ingest
+	return c, s.cfg.Ingest
 }
 
 // ingest queues an ingestion: a JSON body with a URL or text, or a
 // multipart upload whose "file" part follows the fields.
 func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
-	c := s.client(w, r)
-	if c == nil {
-		return
-	}
-	svc := s.ingestService(w, r)
+	c, svc := s.ingestClient(w, r)
 	if svc == nil {
 		return
 	}
@@ -162,11 +165,7 @@ func uploadError(err error, limit int64) error {
 }
 
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
-	c := s.client(w, r)
-	if c == nil {
-		return
-	}
-	svc := s.ingestService(w, r)
+	c, svc := s.ingestClient(w, r)
 	if svc == nil {
 		return
 	}
@@ -214,11 +213,7 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) jobCall(w http.ResponseWriter, r *http.Request, f func(*ingest.Service, *postgram.Client, uuid.UUID) (*ingest.Job, error)) {
-	c := s.client(w, r)
-	if c == nil {
-		return
-	}
-	svc := s.ingestService(w, r)
+	c, svc := s.ingestClient(w, r)
 	if svc == nil {
 		return
 	}
