@@ -249,6 +249,7 @@ func pagesBackend(ctx context.Context, b *benchBackend, o pagesOptions, base, di
 	}()
 	// The probes: a small write every 50 ms while the pages are ingested.
 	probeCtx, stopProbes := context.WithCancel(runCtx)
+	defer stopProbes()
 	probesDone := make(chan struct{})
 	go func() {
 		defer close(probesDone)
