@@ -64,6 +64,17 @@ func (p *Principal) Sees(v driver.FilterView) bool {
 	return ok && f.Admits(&v)
 }
 
+// CanWrite returns an error wrapping ErrForbidden unless p may write an
+// entity of type t with visibility v: the write scope and the key's types
+// and visibilities. A nil principal (an unscoped client) may. Package
+// ingest checks a submission with it before queuing the job.
+func (p *Principal) CanWrite(t EntityType, v Visibility) error {
+	if err := p.need(ScopeWrite, "writing"); err != nil {
+		return err
+	}
+	return p.canWrite(t, v)
+}
+
 // canWrite returns ErrForbidden unless p may write an entity of type t with
 // visibility v.
 func (p *Principal) canWrite(t EntityType, v Visibility) error {

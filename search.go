@@ -132,8 +132,8 @@ type SearchResult struct {
 
 // sectionOf is the heading path in force where chunk starts in content.
 func sectionOf(content, chunkText string) string {
-	if chunkText == "" || len(content) == 0 {
-		return ""
+	if chunkText == "" || !strings.HasPrefix(content, "#") && !strings.Contains(content, "\n#") {
+		return "" // no heading anywhere: the common case costs one scan
 	}
 	i := strings.Index(content, chunkText)
 	if i < 0 {

@@ -257,7 +257,6 @@ func (c *core) onEvent(ev driver.Event) {
 		c.keys.invalidate(true)
 	case driver.EventWork:
 		c.wake()
-	case driver.EventAppended:
 	}
 }
 

@@ -45,7 +45,6 @@ const Kind = "ingest"
 // status once it ends (done, failed, cancelled).
 const (
 	StageQueued     = "queued"
-	StageStarting   = "starting"
 	StageFetching   = "fetching"
 	StageExtracting = "extracting"
 	StageChunking   = "chunking"
@@ -54,7 +53,7 @@ const (
 )
 
 // progress is where each stage starts, out of 1.
-var progress = map[string]float64{StageStarting: 0.02, StageFetching: 0.05, StageExtracting: 0.3,
+var progress = map[string]float64{StageFetching: 0.05, StageExtracting: 0.3,
 	StageChunking: 0.5, StageEmbedding: 0.7, StageLinking: 0.9}
 
 // Config configures a Service. Zero values take the documented defaults.
@@ -190,7 +189,6 @@ type state struct {
 	Updated bool `json:"updated,omitempty"`
 	// Embedding is "completed", "pending" (the wait ran out) or "off".
 	Embedding string `json:"embedding,omitempty"`
-	Sections  int    `json:"sections,omitempty"`
 	Title     string `json:"title,omitempty"`
 }
 
@@ -322,26 +320,16 @@ func (s *Service) check(c *postgram.Client, in Input) (request, error) {
 	if req.Type == "" {
 		req.Type = postgram.TypeDocument
 	}
-	if !slices.Contains(postgram.EntityTypes, req.Type) {
+	if !req.Type.Valid() {
 		return req, invalid("type", fmt.Sprintf("%q is not an entity type", req.Type))
 	}
 	if req.Visibility == "" {
 		req.Visibility = postgram.VisibilityShared
 	}
-	if !slices.Contains(driver.Visibilities, req.Visibility) {
+	if !req.Visibility.Valid() {
 		return req, invalid("visibility", fmt.Sprintf("%q is not a visibility", req.Visibility))
 	}
-	p := c.Principal()
-	if !p.Has(postgram.ScopeWrite) {
-		return req, fmt.Errorf("ingest needs the %q scope: %w", postgram.ScopeWrite, postgram.ErrForbidden)
-	}
-	if p != nil && len(p.AllowedTypes) > 0 && !slices.Contains(p.AllowedTypes, req.Type) {
-		return req, fmt.Errorf("this key may not write entities of type %q: %w", req.Type, postgram.ErrForbidden)
-	}
-	if p != nil && len(p.AllowedVisibilities) > 0 && !slices.Contains(p.AllowedVisibilities, req.Visibility) {
-		return req, fmt.Errorf("this key may not write entities with visibility %q: %w", req.Visibility, postgram.ErrForbidden)
-	}
-	return req, nil
+	return req, c.Principal().CanWrite(req.Type, req.Visibility)
 }
 
 func keyID(c *postgram.Client) string {

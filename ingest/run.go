@@ -173,7 +173,7 @@ func (r *runner) do(ctx context.Context) error {
 	if err != nil {
 		return permanent(err)
 	}
-	r.st.ContentType, r.st.Title, r.st.Sections = doc.ContentType, doc.Title, len(doc.Sections)
+	r.st.ContentType, r.st.Title = doc.ContentType, doc.Title
 
 	if err := r.stage(ctx, StageChunking); err != nil {
 		return err

@@ -145,8 +145,7 @@ func (s *Store) ClaimJobs(ctx context.Context, ws, kind string, now time.Time, l
 	}
 	ctx = withWS(ctx, ws)
 	rows, err := s.pool.Query(ctx, `UPDATE jobs j SET status = 'running', attempts = j.attempts + 1,
-			lease_until = $4, version = j.version + 1, updated_at = $3,
-			stage = CASE WHEN j.status = 'queued' AND j.stage = 'queued' THEN 'starting' ELSE j.stage END
+			lease_until = $4, version = j.version + 1, updated_at = $3
 		FROM (SELECT id FROM jobs WHERE workspace_id = $1 AND kind = $2
 			AND ((status = 'queued' AND run_at <= $3) OR (status = 'running' AND lease_until <= $3))
 			ORDER BY run_at, id LIMIT $5 FOR UPDATE SKIP LOCKED) due

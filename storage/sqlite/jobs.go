@@ -169,8 +169,7 @@ func (s *Store) ClaimJobs(ctx context.Context, ws, kind string, now time.Time, l
 	var out []driver.Job
 	err := s.write(ctx, func(tx *wtx) error {
 		rows, err := tx.QueryContext(ctx, `UPDATE jobs SET status = 'running', attempts = attempts + 1,
-				lease_until = ?, version = version + 1, updated_at = ?,
-				stage = CASE WHEN status = 'queued' AND stage = 'queued' THEN 'starting' ELSE stage END
+				lease_until = ?, version = version + 1, updated_at = ?
 			WHERE workspace_id = ? AND id IN (
 				SELECT id FROM jobs WHERE workspace_id = ? AND kind = ?
 				AND ((status = 'queued' AND run_at <= ?) OR (status = 'running' AND lease_until <= ?))

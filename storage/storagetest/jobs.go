@@ -305,10 +305,10 @@ func testEntityEvents(t *testing.T, open Opener) {
 	ws := postgram.DefaultWorkspace
 	a := e.store1(postgram.StoreInput{Content: "event note a", Visibility: postgram.VisibilityWork, Owner: "ann"})
 	b := e.store1(postgram.StoreInput{Content: "event note b"})
-	if _, err := e.c.Update(ctx, a.ID, postgram.UpdateInput{Version: a.Version, Content: ptrTo("event note a, edited")}); err != nil {
+	if _, err := e.c.Update(ctx, a.ID, postgram.UpdateInput{Version: a.Version, Content: ptr("event note a, edited")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.Update(ctx, a.ID, postgram.UpdateInput{Version: a.Version, Content: ptrTo("stale")}); err == nil {
+	if _, err := e.c.Update(ctx, a.ID, postgram.UpdateInput{Version: a.Version, Content: ptr("stale")}); err == nil {
 		t.Fatal("a stale update succeeded")
 	}
 	if _, err := e.c.Delete(ctx, b.ID); err != nil {
@@ -378,5 +378,3 @@ func testEntityEvents(t *testing.T, open Opener) {
 		t.Fatalf("last seq %d, log ends at %d (%v)", last, evs[len(evs)-1].Seq, err)
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }

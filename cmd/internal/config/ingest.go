@@ -3,7 +3,6 @@ package config
 import (
 	"log/slog"
 	"path/filepath"
-	"strings"
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/ingest"
@@ -39,8 +38,5 @@ func redactedStore(env *Env) string {
 	if env.RawStoreURL == "" {
 		return filepath.Join(env.DataDir, "raw")
 	}
-	if i := strings.Index(env.RawStoreURL, "@"); i >= 0 {
-		return "s3://…@" + env.RawStoreURL[i+1:]
-	}
-	return env.RawStoreURL
+	return redactURL(env.RawStoreURL)
 }
