@@ -297,20 +297,30 @@ func TestTwoReplicas(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	// Exactly once: the two workers' "embedded" log lines add up to 40
-	// entities, and every chunk has its embedding.
-	total := 0
-	for _, s := range []*server{a, b} {
-		for _, line := range strings.Split(s.stderr.String(), "\n") {
-			var l struct {
-				Msg      string `json:"msg"`
-				Entities int    `json:"entities"`
-			}
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "embedded" {
-				total += l.Entities
+	// entities, and every chunk has its embedding. A worker logs its batch
+	// just after the batch commits, so the queue can report it drained a
+	// moment before the last line is written: wait for the lines, and then
+	// a little longer to catch a duplicate.
+	embedded := func() int {
+		total := 0
+		for _, s := range []*server{a, b} {
+			for _, line := range strings.Split(s.stderr.String(), "\n") {
+				var l struct {
+					Msg      string `json:"msg"`
+					Entities int    `json:"entities"`
+				}
+				if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "embedded" {
+					total += l.Entities
+				}
 			}
 		}
+		return total
 	}
-	if total != 40 {
+	for logDeadline := time.Now().Add(5 * time.Second); embedded() < 40 && time.Now().Before(logDeadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if total := embedded(); total != 40 {
 		t.Fatalf("the replicas embedded %d entities in total, want exactly 40", total)
 	}
 	st, err := postgramtest.Admin(t, admin).Stats(context.Background())
