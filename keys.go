@@ -447,3 +447,28 @@ func (c *core) flushKeyUse(ctx context.Context) {
 		c.log.Warn("recording API key use failed", "err", err)
 	}
 }
+
+// KeyWorkspace returns the workspace that holds an API key, for a server
+// of many workspaces (package workspaces) that must find a request's
+// workspace before it can authenticate the key there. It reveals only the
+// workspace: the key's own checks (revoked, expired) are that workspace's
+// Authenticate's. A malformed or unknown key returns ErrUnauthorized; a
+// store that does not implement driver.WorkspaceStorage, ErrUnavailable.
+func (a *Admin) KeyWorkspace(ctx context.Context, token string) (string, error) {
+	c := a.c
+	ws, ok := c.store.(driver.WorkspaceStorage)
+	if !ok {
+		return "", fmt.Errorf("the %s store cannot serve many workspaces: %w", c.store.Name(), ErrUnavailable)
+	}
+	if !strings.HasPrefix(token, KeyPrefix) || len(token) < len(KeyPrefix)+40 || len(token) > 200 {
+		return "", fmt.Errorf("malformed API key: %w", ErrUnauthorized)
+	}
+	name, err := ws.KeyWorkspace(ctx, c.keyHash(token))
+	if err != nil {
+		if errIs(err, ErrNotFound) {
+			return "", fmt.Errorf("unknown API key: %w", ErrUnauthorized)
+		}
+		return "", fmt.Errorf("find the key's workspace: %w", err)
+	}
+	return name, nil
+}

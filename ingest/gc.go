@@ -79,3 +79,41 @@ func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// DeleteWorkspace removes the workspace's original bytes around the
+// deletion of its rows (package workspaces' Delete): it lists the digests
+// the workspace's jobs name, runs deleteRows (the store's
+// DeleteWorkspace), and then deletes those objects, so that a deletion
+// that fails leaves every byte in place. Give each workspace its own part
+// of the raw store (raw.Sub): the same bytes ingested by another workspace
+// are its own object then. It returns how many objects it deleted.
+func (s *Service) DeleteWorkspace(ctx context.Context, deleteRows func(context.Context) error) (int, error) {
+	digests := map[string]bool{}
+	var before *uuid.UUID
+	for {
+		jobs, err := s.st.ListJobs(ctx, s.ws, driver.JobFilter{Kind: Kind, Limit: 500, Before: before})
+		if err != nil {
+			return 0, fmt.Errorf("list jobs: %w", err)
+		}
+		for i := range jobs {
+			if sha := jobs[i].SHA256; sha != "" {
+				digests[sha] = true
+			}
+		}
+		if len(jobs) < 500 {
+			break
+		}
+		before = &jobs[len(jobs)-1].ID
+	}
+	if err := deleteRows(ctx); err != nil {
+		return 0, err
+	}
+	n := 0
+	for sha := range digests {
+		if err := s.cfg.Raw.Delete(ctx, sha); err != nil {
+			return n, fmt.Errorf("delete raw %s: %w", sha, err)
+		}
+		n++
+	}
+	return n, nil
+}

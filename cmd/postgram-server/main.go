@@ -36,7 +36,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -44,13 +43,14 @@ import (
 
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/cmd/internal/config"
-	"github.com/postgram-go/postgram/feed"
+	"github.com/postgram-go/postgram/ingest"
 	"github.com/postgram-go/postgram/internal/certreload"
 	"github.com/postgram-go/postgram/oauth"
 	"github.com/postgram-go/postgram/transport/mcp"
 	"github.com/postgram-go/postgram/transport/ratelimit"
 	"github.com/postgram-go/postgram/transport/rest"
 	"github.com/postgram-go/postgram/web"
+	"github.com/postgram-go/postgram/workspaces"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -84,7 +84,7 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		return err
 	}
 	defer store.Close()
-	log.Info("serving workspace", "workspace", env.Workspace, "store", store.Name())
+	log.Info("opened the store", "default_workspace", env.Workspace, "store", store.Name())
 	if m, ok := store.(config.Migrator); ok && env.MigrateOnStart {
 		if err := m.Migrate(ctx); err != nil {
 			return fmt.Errorf("migrate: %w", err)
@@ -105,14 +105,19 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		log.Info("extraction provider", "provider", i.Provider, "model", i.Model, "memory_mode", string(env.Extraction.MemoryMode),
 			"auto_create", env.Extraction.AutoCreate, "semantic_neighbors", env.Extraction.SemanticNeighbors)
 	}
-	client, err := postgram.New(ctx, env.ClientConfig(store, emb, log))
+	ingestFor, err := env.IngestServices(log)
 	if err != nil {
 		return err
 	}
-	admin, err := client.Admin()
+	// One server serves every workspace of the store: a request's API key
+	// names its workspace. POSTGRAM_WORKSPACE is the default one (the
+	// bootstrap key's, /health's, the web app's and OAuth's).
+	dir, err := workspaces.Open(ctx, workspaces.Config{Client: env.ClientConfig(store, emb, log), Ingest: ingestFor})
 	if err != nil {
 		return err
 	}
+	admin := dir.Default().Admin
+	client := admin.Client()
 	if err := bootstrapKey(ctx, admin, env.BootstrapKeyFile, logOut, log); err != nil {
 		return err
 	}
@@ -147,18 +152,23 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	if err != nil {
 		return err
 	}
-	hub := feed.New(admin, feed.Config{})
-	ingestSvc, err := env.IngestService(admin, log)
-	if err != nil {
-		return err
-	}
 	restCfg := rest.Config{Client: client, Logger: log, MaxBodyBytes: env.MaxBodyBytes, Version: version,
-		Warnings: warnings, MaxResponseBytes: env.MaxResponseBytes, Ingest: ingestSvc, Events: hub}
+		Warnings: warnings, MaxResponseBytes: env.MaxResponseBytes, Workspaces: dir}
 	if sched != nil {
 		restCfg.BackupStatus, restCfg.BackupList = sched.Status, sched.List
 	}
 	restSrv := rest.New(restCfg)
-	mcpSrv := mcp.NewServer(mcp.Config{Client: client, Version: version, Logger: log, MaxResultBytes: env.MaxResponseBytes, Ingest: ingestSvc})
+	mcpCfg := mcp.Config{Version: version, Logger: log, MaxResultBytes: env.MaxResponseBytes}
+	if ingestFor != nil {
+		mcpCfg.IngestFor = func(ctx context.Context, c *postgram.Client) (*ingest.Service, error) {
+			w, err := dir.Get(ctx, c.Workspace())
+			if err != nil {
+				return nil, err
+			}
+			return w.Ingest, nil
+		}
+	}
+	mcpSrv := mcp.NewServer(mcpCfg)
 	mux := http.NewServeMux()
 	var mcpOpts []mcp.HTTPOption
 	var oauthSrv *oauth.Server
@@ -173,8 +183,8 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		go sweepOAuth(ctx, oauthSrv, log)
 		log.Info("oauth enabled", "issuer", oauthSrv.Issuer(), "resource", oauthSrv.Resource())
 	}
-	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, admin, log, mcpOpts...))
-	mux.Handle("/mcp/", mcp.HTTPHandler(mcpSrv, admin, log, mcpOpts...))
+	mux.Handle("/mcp", mcp.HTTPHandler(mcpSrv, dir, log, mcpOpts...))
+	mux.Handle("/mcp/", mcp.HTTPHandler(mcpSrv, dir, log, mcpOpts...))
 	mux.Handle("/", restSrv)
 	webCfg := web.Config{Logger: log, Version: version, Users: store, Admin: admin, OAuth: oauthSrv}
 	for _, st := range env.Settings() {
@@ -225,26 +235,11 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 
 	workerCtx, stopWorker := context.WithCancel(context.Background())
 	defer stopWorker()
-	if err := client.Start(workerCtx); err != nil {
+	// Every workspace's worker, event hub and ingestion.
+	if err := dir.Start(workerCtx); err != nil {
 		return err
 	}
-	var jobsDone sync.WaitGroup
-	jobsDone.Add(1)
-	go func() {
-		defer jobsDone.Done()
-		if err := hub.Run(workerCtx); err != nil {
-			log.Error("the event feed stopped", "err", err)
-		}
-	}()
-	if ingestSvc != nil {
-		jobsDone.Add(1)
-		go func() {
-			defer jobsDone.Done()
-			if err := ingestSvc.Run(workerCtx); err != nil {
-				log.Error("ingestion stopped", "err", err)
-			}
-		}()
-	}
+	log.Info("serving workspaces", "workspaces", dir.Names())
 	if sched != nil {
 		log.Info("scheduled backups", "interval", sched.Interval.String(), "dir", sched.Dir, "keep", sched.Keep,
 			"encrypted", len(sched.Recipients) > 0)
@@ -278,10 +273,9 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 	if err := srv.Shutdown(shutCtx); err != nil {
 		log.Error("shutdown: requests still running were cut", "err", err)
 	}
-	stopWorker() // ingestion requeues its running jobs
-	jobsDone.Wait()
-	if err := client.Stop(shutCtx); err != nil {
-		log.Error("shutdown: the worker did not stop in time", "err", err)
+	// Ingestion requeues its running jobs; the workers finish their batch.
+	if err := dir.Stop(shutCtx); err != nil {
+		log.Error("shutdown: a worker did not stop in time", "err", err)
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // Errors, matched with errors.Is.
@@ -160,4 +161,26 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// Sub returns the part of s that holds one workspace's content, so that a
+// workspace's garbage collection and deletion never touch another's bytes
+// (the same bytes ingested in two workspaces are two objects): under
+// workspaces/<ws>/ of a FS's directory or an S3 store's prefix, beside the
+// digest-named shards (two hex digits, so never "workspaces"). ws must be
+// a valid workspace name (it starts with a letter or digit and holds no
+// '/'). Other Store implementations are refused.
+func Sub(s Store, ws string) (Store, error) {
+	if ws == "" || strings.ContainsAny(ws, `/\`) || strings.HasPrefix(ws, ".") {
+		return nil, fmt.Errorf("raw: workspace %q cannot name a directory", clip(ws))
+	}
+	switch s := s.(type) {
+	case *FS:
+		return &FS{Dir: filepath.Join(s.Dir, "workspaces", ws), MaxBytes: s.MaxBytes}, nil
+	case *S3:
+		c := *s
+		c.prefix = s.prefix + "workspaces/" + ws + "/"
+		return &c, nil
+	}
+	return nil, fmt.Errorf("raw: a %T cannot be divided by workspace", s)
 }

@@ -171,6 +171,9 @@ func (s *Store) CreateKey(ctx context.Context, ws string, k *driver.APIKey, hash
 }
 
 func insertKey(ctx context.Context, tx pgx.Tx, ws string, k *driver.APIKey, hash []byte) error {
+	if err := registerWorkspace(ctx, tx, ws, k.CreatedAt); err != nil {
+		return err
+	}
 	_, err := tx.Exec(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, allowed_types,
 			allowed_visibilities, client_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		ws, k.ID, k.Name, k.Prefix, hash, toStrings(k.Scopes), toStrings(k.AllowedTypes), toStrings(k.AllowedVisibilities),

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -99,6 +98,7 @@ type Store struct {
 	log     *slog.Logger
 
 	eventSignal driver.Broadcast // EventsSignal
+	feed        listener         // Listen's shared connection
 
 	mu      sync.RWMutex
 	models  map[int64]driver.ModelInfo // by id
@@ -457,72 +457,6 @@ func (s *Store) model(ctx context.Context, id int64) (driver.ModelInfo, error) {
 // a TRUNCATE (the schema of the table, so that installations in different
 // schemas of one database ignore each other's changes).
 const KeyChannel = "postgram_keys"
-
-// Listen implements driver.Notifier with LISTEN/NOTIFY. It holds one
-// connection outside the pool and reconnects after failures, reporting
-// EventConnected and EventDisconnected so callers can distrust caches
-// while it is down.
-func (s *Store) Listen(ctx context.Context, ws string, h func(driver.Event)) error {
-	ctx = withWS(ctx, ws)
-	backoff := 100 * time.Millisecond
-	for {
-		err := s.listenOnce(ctx, ws, h)
-		if ctx.Err() != nil {
-			return nil
-		}
-		h(driver.Event{Kind: driver.EventDisconnected})
-		s.log.Warn("store change feed lost its connection; reconnecting", "err", err, "in", backoff)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		if backoff < 10*time.Second {
-			backoff *= 2
-		}
-	}
-}
-
-func (s *Store) listenOnce(ctx context.Context, ws string, h func(driver.Event)) error {
-	ctx = withWS(ctx, ws)
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.cfg.NotifyChannel}.Sanitize()+"; LISTEN "+KeyChannel); err != nil {
-		return err
-	}
-	// The schema in which this store's api_keys table lives, resolved
-	// through the search_path as every query of the store resolves it.
-	var schema *string
-	err = conn.QueryRow(ctx, `SELECT (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.oid = to_regclass('api_keys'))`).Scan(&schema)
-	if err != nil {
-		return fmt.Errorf("find the api_keys table: %w", err)
-	}
-	if schema == nil {
-		return errors.New("no api_keys table on the search_path: migrations have not run")
-	}
-	h(driver.Event{Kind: driver.EventConnected})
-	keyPrefix := "key:" + *schema + ":" + ws + ":"
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		switch {
-		case n.Channel == KeyChannel && n.Payload == "key:"+*schema+":*":
-			h(driver.Event{Kind: driver.EventKeyRevoked})
-		case n.Channel == KeyChannel && strings.HasPrefix(n.Payload, keyPrefix):
-			h(driver.Event{Kind: driver.EventKeyRevoked, ID: strings.TrimPrefix(n.Payload, keyPrefix)})
-		case n.Channel != KeyChannel && n.Payload == ws:
-			h(driver.Event{Kind: driver.EventWork})
-		case n.Channel != KeyChannel && n.Payload == EventChannelPrefix+ws:
-			h(driver.Event{Kind: driver.EventAppended})
-		}
-	}
-}
 
 // mapErr classifies driver errors into the library's sentinels. The
 // driver's text stays in the error for logs; a client is shown only the

@@ -185,6 +185,9 @@ func (s *Store) CreateKey(ctx context.Context, ws string, k *driver.APIKey, hash
 }
 
 func insertKey(ctx context.Context, tx *wtx, ws string, k *driver.APIKey, hash []byte) error {
+	if err := registerWorkspace(ctx, tx, ws, k.CreatedAt); err != nil {
+		return err
+	}
 	var expires sql.NullInt64
 	if k.ExpiresAt != nil {
 		expires = sql.NullInt64{Int64: micros(*k.ExpiresAt), Valid: true}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,8 +13,16 @@ import (
 )
 
 // ingestTools are the ingestion tools, registered when the server has an
-// ingest service (Config.Ingest).
-func ingestTools(svc *ingest.Service) []toolSpec {
+// ingest service (Config.Ingest or Config.IngestFor); svcOf finds the one
+// of the caller's workspace.
+func ingestTools(of func(context.Context, *postgram.Client) (*ingest.Service, error)) []toolSpec {
+	svcOf := func(ctx context.Context, c *postgram.Client) (*ingest.Service, error) {
+		svc, err := of(ctx, c)
+		if err == nil && svc == nil {
+			err = fmt.Errorf("ingestion is not configured on this server: %w", postgram.ErrUnavailable)
+		}
+		return svc, err
+	}
 	return []toolSpec{{
 		Name:  "ingest",
 		Title: "Ingest a web page or text",
@@ -39,6 +48,10 @@ func ingestTools(svc *ingest.Service) []toolSpec {
 			in.Text, _ = a.str("text")
 			in.Tags, _ = a.strings("tags")
 			in.Metadata, _ = a.object("metadata")
+			svc, err := svcOf(ctx, c)
+			if err != nil {
+				return reply{}, err
+			}
 			job, err := svc.Submit(ctx, c, in)
 			if err != nil {
 				return reply{}, err
@@ -66,6 +79,10 @@ func ingestTools(svc *ingest.Service) []toolSpec {
 		Handler: func(ctx context.Context, c *postgram.Client, a args) (reply, error) {
 			s, _ := a.str("id")
 			id, err := postgram.ParseID("id", s)
+			if err != nil {
+				return reply{}, err
+			}
+			svc, err := svcOf(ctx, c)
 			if err != nil {
 				return reply{}, err
 			}

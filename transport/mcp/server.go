@@ -30,6 +30,7 @@
 package mcp
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -56,6 +57,11 @@ type Config struct {
 	MaxResultBytes int64
 	// Ingest, when set, adds the tools ingest and ingest_status.
 	Ingest *ingest.Service
+	// IngestFor, when set, adds them too and finds the ingestion service
+	// of the caller's workspace (a server of many workspaces,
+	// workspaces.Directory); it takes precedence over Ingest. A nil
+	// service answers that ingestion is off.
+	IngestFor func(ctx context.Context, c *postgram.Client) (*ingest.Service, error)
 }
 
 // DefaultMaxResultBytes is Config.MaxResultBytes's default.
@@ -108,8 +114,12 @@ func NewServer(cfg Config) *server.MCPServer {
 			srv.AddTool(t.tool(), r.handler(t))
 		}
 	}
-	if cfg.Ingest != nil {
-		for _, t := range ingestTools(cfg.Ingest) { // ingest.go
+	if cfg.IngestFor == nil && cfg.Ingest != nil {
+		svc := cfg.Ingest
+		cfg.IngestFor = func(context.Context, *postgram.Client) (*ingest.Service, error) { return svc, nil }
+	}
+	if cfg.IngestFor != nil {
+		for _, t := range ingestTools(cfg.IngestFor) { // ingest.go
 			srv.AddTool(t.tool(), r.handler(t))
 		}
 	}

@@ -61,9 +61,14 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	src, ok := s.admin.Storage().(backup.Source)
+	admin, _, _, err := s.workspaceOf(r.Context(), c)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	src, ok := admin.Storage().(backup.Source)
 	if !ok {
-		s.writeError(w, r, fmt.Errorf("the %s store cannot be backed up: %w", s.admin.Storage().Name(), postgram.ErrUnavailable))
+		s.writeError(w, r, fmt.Errorf("the %s store cannot be backed up: %w", admin.Storage().Name(), postgram.ErrUnavailable))
 		return
 	}
 	name := backup.ScheduledPrefix + time.Now().UTC().Format("20060102T150405Z") + backup.ScheduledExt
@@ -80,7 +85,7 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = fw.rc.Flush()
-	if err := s.admin.RecordAudit(context.WithoutCancel(r.Context()), c.Principal(), "backup.download", map[string]any{
+	if err := admin.RecordAudit(context.WithoutCancel(r.Context()), c.Principal(), "backup.download", map[string]any{
 		"entities": m.Counts[driver.BackupEntities], "bytes": fw.n}); err != nil {
 		s.log.Warn("backup download: audit failed", "err", err)
 	}

@@ -58,8 +58,12 @@ func (s *Server) subscription(r *http.Request, c *postgram.Client) (*feed.Subscr
 	if p.err != nil {
 		return nil, nil, p.err
 	}
+	_, hub, _, err := s.workspaceOf(r.Context(), c)
+	if err != nil {
+		return nil, nil, err
+	}
 	if after < 0 {
-		last, err := s.feed.Last(r.Context())
+		last, err := hub.Last(r.Context())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -76,7 +80,7 @@ func (s *Server) subscription(r *http.Request, c *postgram.Client) (*feed.Subscr
 		}
 		return false
 	}
-	return s.feed.Subscribe(c, after), keep, nil
+	return hub.Subscribe(c, after), keep, nil
 }
 
 // streamContext ends when the request does or the server closes its

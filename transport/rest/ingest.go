@@ -39,11 +39,16 @@ func (s *Server) ingestClient(w http.ResponseWriter, r *http.Request) (*postgram
 	if c == nil {
 		return nil, nil
 	}
-	if s.cfg.Ingest == nil {
+	_, _, svc, err := s.workspaceOf(r.Context(), c)
+	if err != nil {
+		s.writeError(w, r, err)
+		return nil, nil
+	}
+	if svc == nil {
 		s.writeError(w, r, errNoIngest)
 		return nil, nil
 	}
-	return c, s.cfg.Ingest
+	return c, svc
 }
 
 // ingest queues an ingestion: a JSON body with a URL or text, or a

@@ -20,6 +20,7 @@ package rest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -32,6 +33,7 @@ import (
 	"github.com/postgram-go/postgram/ingest"
 	"github.com/postgram-go/postgram/transport/apierror"
 	"github.com/postgram-go/postgram/transport/requestlog"
+	"github.com/postgram-go/postgram/workspaces"
 )
 
 // DefaultMaxBodyBytes bounds request bodies when Config.MaxBodyBytes is zero.
@@ -88,6 +90,12 @@ type Config struct {
 	// over Client's workspace that is not Run (other servers' events
 	// arrive at its poll's pace); the server command runs its own.
 	Events *feed.Hub
+	// Workspaces, when set, serves every workspace of the store: it
+	// authenticates keys (unless Auth is set) and each request's events,
+	// ingestion, backup and audit go to the workspace of its key. Client
+	// (its default workspace's client) still answers /health. Ingest and
+	// Events are then ignored.
+	Workspaces *workspaces.Directory
 }
 
 // DefaultMaxResponseBytes is Config.MaxResponseBytes's default.
@@ -139,6 +147,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Auth == nil {
 		cfg.Auth = adm
+		if cfg.Workspaces != nil {
+			cfg.Auth = cfg.Workspaces
+		}
 	}
 	s := &Server{cfg: cfg, admin: adm, log: cfg.Logger, router: mux.NewRouter(), feed: cfg.Events}
 	if s.feed == nil {
@@ -169,6 +180,22 @@ func New(cfg Config) *Server {
 	s.eventRoutes()  // events.go
 	s.handler = Recover(s.log)(s.router)
 	return s
+}
+
+// workspaceOf returns the operator view, event hub and ingestion service
+// (nil when off) of the workspace c acts in.
+func (s *Server) workspaceOf(ctx context.Context, c *postgram.Client) (*postgram.Admin, *feed.Hub, *ingest.Service, error) {
+	if s.cfg.Workspaces == nil {
+		if c.Workspace() != s.admin.Workspace() {
+			return nil, nil, nil, fmt.Errorf("this server serves workspace %q, not %q: %w", s.admin.Workspace(), c.Workspace(), postgram.ErrForbidden)
+		}
+		return s.admin, s.feed, s.cfg.Ingest, nil
+	}
+	w, err := s.cfg.Workspaces.Get(ctx, c.Workspace())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return w.Admin, w.Events, w.Ingest, nil
 }
 
 // Router exposes the router so that more handlers can be mounted next to
