@@ -24,8 +24,8 @@ type listener struct {
 	// connection's state changes.
 	dispatch sync.Mutex
 	mu       sync.Mutex
-	subs map[*subscriber]struct{}
-	cur  *feedConn // the running connection loop, nil when nobody listens
+	subs     map[*subscriber]struct{}
+	cur      *feedConn // the running connection loop, nil when nobody listens
 }
 
 // subscriber is one Listen call.
