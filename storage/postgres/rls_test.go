@@ -114,6 +114,41 @@ func TestRowLevelSecurityAppRole(t *testing.T) {
 	}
 	_ = tx.Rollback(ctx)
 
+	// The workspace directory (migration 017): every name is readable, but
+	// a connection adds or removes only its own workspace's entry; a key's
+	// workspace is found by digest alone, with nothing else revealed.
+	if _, err := owner.Exec(ctx, `INSERT INTO workspaces VALUES ('beta', now()) ON CONFLICT DO NOTHING`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Exec(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, client_id, created_at)
+		VALUES ('beta', gen_random_uuid(), 'k', 'pgm_x', '\xbeef', '{read}', 'k', now())`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err = app.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(tx, "workspaces WHERE workspace_id = 'beta'"); n != 1 {
+		t.Errorf("the app role sees %d directory entries of beta, want 1", n)
+	}
+	var found *string
+	if err := tx.QueryRow(ctx, `SELECT postgram_key_workspace('\xbeef')`).Scan(&found); err != nil || found == nil || *found != "beta" {
+		t.Errorf("postgram_key_workspace without a setting: %v %v", found, err)
+	}
+	if n := count(tx, "api_keys"); n != 0 {
+		t.Errorf("after the key lookup the app role sees %d keys", n)
+	}
+	if _, err := tx.Exec(ctx, "SELECT set_config('postgram.workspace', $1, true)", "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if tag, err := tx.Exec(ctx, "DELETE FROM workspaces WHERE workspace_id = 'beta'"); err != nil || tag.RowsAffected() != 0 {
+		t.Errorf("alpha removed beta's directory entry: %d rows, err %v", tag.RowsAffected(), err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO workspaces VALUES ('gamma', now())"); err == nil {
+		t.Error("alpha entered another workspace in the directory")
+	}
+	_ = tx.Rollback(ctx)
+
 	// The setting is per transaction: gone after commit.
 	tx, err = app.Begin(ctx)
 	if err != nil {

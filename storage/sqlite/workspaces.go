@@ -80,7 +80,7 @@ func (s *Store) Workspaces(ctx context.Context) ([]driver.WorkspaceInfo, error) 
 // chunk embeddings, entity heads and every process's in-memory indexes
 // along). A test checks the list against the schema.
 var workspaceTables = []string{"edges", "sync_files", "chunk_embeddings", "chunks", "entities", "query_embeddings",
-	"api_keys", "audit_log", "jobs", "events", "workspace_chunks", "workspaces"}
+	"api_keys", "audit_log", "jobs", "events", "workspaces"}
 
 // DeleteWorkspace implements driver.WorkspaceStorage, with secure delete
 // on (the freed pages are zeroed; ScrubDeleted also clears the WAL).

@@ -94,6 +94,7 @@ func Run(t *testing.T, open Opener) {
 		{"Jobs", testJobs},                                     // jobs.go
 		{"EventLog", testEventLog},                             // jobs.go
 		{"EntityEvents", testEntityEvents},                     // jobs.go
+		{"Workspaces", testWorkspaces},                         // workspaces.go
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
