@@ -175,7 +175,7 @@ complete. An existing FILE is refused.`,
 			if err != nil {
 				return err
 			}
-			_ = a.store.AppendAudit(ctx, a.env.Workspace, &postgram.AuditEntry{ID: uuid.New(), At: time.Now().UTC().Truncate(time.Microsecond),
+			_ = a.store.AppendAudit(ctx, a.client.Workspace(), &postgram.AuditEntry{ID: uuid.New(), At: time.Now().UTC().Truncate(time.Microsecond),
 				KeyID: "admin", ClientID: "pgm-admin", Operation: "admin.backup",
 				Details: map[string]any{"file": filepath.Base(out), "encrypted": len(rs) > 0, "entities": m.Counts[driver.BackupEntities]}})
 			return a.printManifest(out, len(rs) > 0, m)

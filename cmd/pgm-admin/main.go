@@ -42,6 +42,9 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	json   bool
+	// workspace is --workspace: the workspace the commands act on instead
+	// of POSTGRAM_WORKSPACE.
+	workspace string
 
 	env    *config.Env
 	store  driver.Storage
@@ -63,7 +66,7 @@ embedded SQLite file postgram.db in POSTGRAM_DATA_DIR (default
 $XDG_DATA_HOME/postgram, else ~/.local/share/postgram).
 
 Environment: DATABASE_URL (or PGM_DATABASE_URL), POSTGRAM_DATA_DIR, POSTGRAM_WORKSPACE (default
-"default"), API_KEY_PEPPER (must match the server's), EMBEDDING_* as for the
+"default"; --workspace overrides it), API_KEY_PEPPER (must match the server's), EMBEDDING_* as for the
 server.
 
 Exit codes: 0 success, 1 failure, 2 usage or validation error,
@@ -76,6 +79,7 @@ Exit codes: 0 success, 1 failure, 2 usage or validation error,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print JSON")
+	root.PersistentFlags().StringVar(&a.workspace, "workspace", "", "the workspace to act on (default POSTGRAM_WORKSPACE, else \"default\")")
 	root.AddCommand(a.keyCmd(), a.auditCmd(), a.statsCmd(), a.sqlCmd(), a.migrateCmd())
 	root.AddCommand(a.exportCmd(), a.importCmd())
 	root.AddCommand(a.modelCmd(), a.embeddingsCmd(), a.reembedCmd())             // models.go
@@ -85,6 +89,7 @@ Exit codes: 0 success, 1 failure, 2 usage or validation error,
 	root.AddCommand(a.backupCmd(), a.restoreCmd())                               // backup.go
 	root.AddCommand(a.purgeCmd())                                                // purge.go
 	root.AddCommand(a.userCmd())                                                 // users.go
+	root.AddCommand(a.workspaceCmd())                                            // workspaces.go
 	defer a.close()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -156,6 +161,9 @@ func (a *app) open(ctx context.Context) error {
 	}
 	a.store = st
 	cfg := env.ClientConfig(st, nil, log)
+	if a.workspace != "" {
+		cfg.Workspace = a.workspace
+	}
 	c, err := postgram.New(ctx, cfg)
 	if err != nil {
 		return err

@@ -35,7 +35,7 @@ drawn on standard error when it is a terminal (not with --quiet).`,
 			if err := a.open(ctx); err != nil {
 				return err
 			}
-			ws := a.env.Workspace
+			ws := a.client.Workspace()
 			st, err := a.store.Stats(ctx, ws)
 			if err != nil {
 				return err
@@ -142,7 +142,7 @@ imports nothing; errors name the line.`,
 			if err := a.open(ctx); err != nil {
 				return err
 			}
-			ws := a.env.Workspace
+			ws := a.client.Workspace()
 			bar := newProgressBar(a.stderr, quiet, "import", size, "bytes")
 			opts.Progress = bar.set
 			st, err := transfer.Import(ctx, a.admin, r, opts)

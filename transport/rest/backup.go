@@ -46,12 +46,12 @@ func (s *Server) backups(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, http.StatusOK, resp)
 }
 
-// backup streams a backup of the store (backup.Write: the versioned,
-// zstd-compressed format with its manifest) to a key with the backup
-// scope and no type or visibility limits. The stream ends with the
-// manifest: a stream cut short (the store failed mid-way, or holds another
-// workspace's rows) has none and fails every check a restore makes. The
-// client encrypts it if it wants (pgm backup --encrypt).
+// backup streams a backup of the key's workspace (backup.Write: the
+// versioned, zstd-compressed format with its manifest) to a key with the
+// backup scope and no type or visibility limits. The stream ends with the
+// manifest: a stream cut short (the store failed mid-way) has none and
+// fails every check a restore makes. The client encrypts it if it wants
+// (pgm backup --encrypt).
 func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	c := s.client(w, r)
 	if c == nil {
@@ -109,20 +109,21 @@ func (f *flushWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// inWorkspace wraps a sink callback so that a record of another workspace
-// than ws ends the backup with an error.
+// inWorkspace wraps a sink callback so that records of workspaces other
+// than ws are left out.
 func inWorkspace[T any](ws string, next func(*T) error, of func(*T) string) func(*T) error {
 	return func(r *T) error {
-		if w := of(r); w != ws {
-			return fmt.Errorf("the store holds workspaces other than %q: back it up with pgm-admin backup: %w", ws, postgram.ErrForbidden)
+		if of(r) != ws {
+			return nil
 		}
 		return next(r)
 	}
 }
 
-// workspaceSource refuses a store holding rows of another workspace than
-// the key's: a key never reads past its workspace (pgm-admin backup takes
-// every workspace).
+// workspaceSource is the key's workspace of the store: a key never reads
+// past its workspace (pgm-admin backup takes every workspace). The
+// manifest counts what was written, so the backup restores as a store of
+// that one workspace.
 type workspaceSource struct {
 	backup.Source
 	ws string
