@@ -3,10 +3,13 @@
 #
 #   scripts/pgtest.sh install   install server, dev headers and pgvector (built from Debian's source package)
 #   scripts/pgtest.sh start     initialise (if needed) and start the cluster; prints the DSN on stdout
-#   scripts/pgtest.sh stop      stop the cluster
+#   scripts/pgtest.sh replica   make (if needed) and start a streaming replica of the running
+#                               cluster (pg_basebackup); prints its DSN on stdout
+#   scripts/pgtest.sh stop      stop the cluster (and its replica)
 #   scripts/pgtest.sh dsn       print the DSN
 #
 # Environment: PGTEST_DIR (default /tmp/postgram-pgtest), PGTEST_PORT (default 55432),
+# PGTEST_REPLICA_PORT (default PGTEST_PORT+1; the replica lives in PGTEST_DIR-replica),
 # PGTEST_DURABLE=1 keeps fsync on (scripts/run.sh uses it for real data).
 # The cluster trusts local connections and listens only on 127.0.0.1.
 set -euo pipefail
@@ -16,6 +19,9 @@ PGBIN=/usr/lib/postgresql/$PGVER/bin
 DIR=${PGTEST_DIR:-/tmp/postgram-pgtest}
 PORT=${PGTEST_PORT:-55432}
 DSN="postgres://postgres@127.0.0.1:$PORT/postgres?sslmode=disable"
+RDIR=$DIR-replica
+RPORT=${PGTEST_REPLICA_PORT:-$((PORT + 1))}
+RDSN="postgres://postgres@127.0.0.1:$RPORT/postgres?sslmode=disable"
 
 log() { echo "pgtest: $*" >&2; }
 
@@ -96,14 +102,41 @@ CONF
   echo "$DSN"
 }
 
+replica() {
+  if [ ! -f "$RDIR/PG_VERSION" ]; then
+    rm -rf "$RDIR"
+    mkdir -p "$RDIR"
+    chmod 700 "$RDIR"
+    [ "$(id -u)" = 0 ] && chown postgres:postgres "$RDIR"
+    # A streaming standby of the whole cluster (every test schema), with
+    # its own port and socket directory.
+    run_pg "$PGBIN/pg_basebackup" -D "$RDIR" -R -X stream -c fast -h 127.0.0.1 -p "$PORT" -U postgres >&2
+    cat >>"$RDIR/postgresql.conf" <<CONF
+port = $RPORT
+unix_socket_directories = '$RDIR'
+hot_standby = on
+hot_standby_feedback = on
+CONF
+  fi
+  if ! run_pg "$PGBIN/pg_ctl" -D "$RDIR" status >/dev/null 2>&1; then
+    run_pg "$PGBIN/pg_ctl" -D "$RDIR" -l "$RDIR/server.log" -w -t 60 start >&2
+  fi
+  # Replaying, not paused by an earlier test run.
+  psql "$RDSN" -qAtc "SELECT pg_wal_replay_resume()" >/dev/null
+  [ "$(psql "$RDSN" -qAtc "SELECT pg_is_in_recovery()")" = t ] || { log "the replica at $RPORT is not a standby"; exit 1; }
+  echo "$RDSN"
+}
+
 stop() {
+  [ -f "$RDIR/PG_VERSION" ] && run_pg "$PGBIN/pg_ctl" -D "$RDIR" -m fast stop >&2
   [ -f "$DIR/PG_VERSION" ] && run_pg "$PGBIN/pg_ctl" -D "$DIR" -m fast stop >&2
 }
 
 case "${1:-}" in
   install) install ;;
   start) start ;;
+  replica) replica ;;
   stop) stop ;;
   dsn) echo "$DSN" ;;
-  *) echo "usage: $0 install|start|stop|dsn" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|replica|stop|dsn" >&2; exit 2 ;;
 esac

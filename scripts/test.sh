@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite: installs and starts PostgreSQL 15 + pgvector
-# on loopback (scripts/pgtest.sh), installs headless Chromium for the web
+# on loopback with a streaming replica (scripts/pgtest.sh), installs headless Chromium for the web
 # app's browser tests (scripts/browser.sh) and the MCP TypeScript SDK for the
 # OAuth end-to-end test (scripts/mcpsdk.sh), then vets and runs every test with
 # the race detector. Needs Debian with Go; uses sudo when not root.
@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 scripts/pgtest.sh install
 POSTGRAM_TEST_DATABASE_URL=$(scripts/pgtest.sh start)
 export POSTGRAM_TEST_DATABASE_URL
+POSTGRAM_TEST_REPLICA_URL=$(scripts/pgtest.sh replica)
+export POSTGRAM_TEST_REPLICA_URL
 POSTGRAM_TEST_CHROMIUM=$(scripts/browser.sh)
 export POSTGRAM_TEST_CHROMIUM
 scripts/mcpsdk.sh

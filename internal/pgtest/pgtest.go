@@ -125,3 +125,28 @@ $$`); err != nil {
 		t.Fatalf("pgtest: grant postgram_app to %s: %v", login, err)
 	}
 }
+
+// ReplicaEnvVar names a streaming replica of the test cluster
+// (scripts/pgtest.sh replica starts one; scripts/test.sh exports it).
+const ReplicaEnvVar = "POSTGRAM_TEST_REPLICA_URL"
+
+// Replica returns dsn (a DSN of the test cluster, as Schema returns) with
+// its host and port replaced by the replica's, or fails the test when no
+// replica is configured.
+func Replica(t testing.TB, dsn string) string {
+	t.Helper()
+	rep := os.Getenv(ReplicaEnvVar)
+	if rep == "" {
+		t.Fatalf("%s is not set: run the tests with scripts/test.sh (it starts a streaming replica of the test cluster), or run scripts/pgtest.sh replica and export it", ReplicaEnvVar)
+	}
+	ru, err := url.Parse(rep)
+	if err != nil {
+		t.Fatalf("pgtest: parse %s: %v", ReplicaEnvVar, err)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("pgtest: parse dsn: %v", err)
+	}
+	u.Host = ru.Host
+	return u.String()
+}

@@ -125,6 +125,9 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, c
 }
 
 // GetEntity implements driver.Storage.
+// It reads the primary, as GetEntities does, never a replica: the library
+// reads an entity before it changes it (versions, rights), which must see
+// every committed write.
 func (s *Store) GetEntity(ctx context.Context, ws string, id uuid.UUID) (*driver.Entity, error) {
 	ctx = withWS(ctx, ws)
 	e, err := scanEntity(s.pool.QueryRow(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = $2", ws, id))
@@ -240,6 +243,18 @@ func toStrings[T ~string](in []T) []string {
 // ListEntities implements driver.Storage.
 func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*driver.Entity, int, error) {
 	ctx = withWS(ctx, ws)
+	var out []*driver.Entity
+	var total int
+	err := s.read(ctx, ws, func(r reader) error {
+		var err error
+		out, total, err = s.listEntities(withReader(ctx, r), ws, f, limit, offset, maxBytes)
+		return err
+	})
+	return out, total, err
+}
+
+func (s *Store) listEntities(ctx context.Context, ws string, f driver.EntityFilter, limit, offset int, maxBytes int64) ([]*driver.Entity, int, error) {
+	ctx = withWS(ctx, ws)
 	args := []any{ws}
 	where := filterSQL(f, &args)
 	args = append(args, limit, offset)
@@ -259,7 +274,7 @@ func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilt
 			ORDER BY p.created_at DESC, p.id DESC`,
 			strings.ReplaceAll(entityCols, "e.", "p."), entityCols, where, len(args)-2, len(args)-1, len(args))
 	}
-	rows, err := s.pool.Query(ctx, q, args...)
+	rows, err := s.rd(ctx).pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("postgres: list entities: %w", mapErr(err))
 	}
@@ -284,7 +299,7 @@ func (s *Store) ListEntities(ctx context.Context, ws string, f driver.EntityFilt
 		// Past the end: the window count saw no row; count separately.
 		cargs := []any{ws}
 		cwhere := filterSQL(f, &cargs)
-		if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM entities e WHERE e.workspace_id = $1 AND "+cwhere, cargs...).Scan(&total); err != nil {
+		if err := s.rd(ctx).pool.QueryRow(ctx, "SELECT count(*) FROM entities e WHERE e.workspace_id = $1 AND "+cwhere, cargs...).Scan(&total); err != nil {
 			return nil, 0, fmt.Errorf("postgres: count entities: %w", mapErr(err))
 		}
 	}

@@ -140,6 +140,16 @@ const chunkJoin = `chunks c JOIN entities e ON e.workspace_id = c.workspace_id A
 // VectorSearch implements driver.Storage.
 func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuery) (driver.VectorResult, error) {
 	ctx = withWS(ctx, ws)
+	var res driver.VectorResult
+	err := s.read(ctx, ws, func(r reader) error {
+		var err error
+		res, err = s.vectorSearch(withReader(ctx, r), ws, q)
+		return err
+	})
+	return res, err
+}
+
+func (s *Store) vectorSearch(ctx context.Context, ws string, q driver.VectorQuery) (driver.VectorResult, error) {
 	m, err := s.model(ctx, q.ModelID)
 	if err != nil {
 		return driver.VectorResult{}, err
@@ -244,7 +254,7 @@ func (s *Store) countCandidates(ctx context.Context, ws string, q driver.VectorQ
 	sql := fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %s WHERE c.workspace_id = $1 AND c.model_id = %d AND %s LIMIT %d) x`,
 		chunkJoin, q.ModelID, where, cap)
 	var n int
-	if err := s.pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+	if err := s.rd(ctx).pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("postgres: count vector candidates: %w", mapErr(err))
 	}
 	return n, nil
@@ -341,18 +351,19 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q driver.VectorQuery
 		return br.Close()
 	}
 	var err error
+	rd := s.rd(ctx)
 	switch {
-	case ann && s.annPool != nil:
-		err = run(s.annPool)
+	case ann && rd.ann != nil:
+		err = run(rd.ann)
 	case ann:
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err = pgx.BeginFunc(ctx, rd.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, annSettings); err != nil {
 				return err
 			}
 			return run(tx)
 		})
 	default:
-		err = run(s.pool)
+		err = run(rd.pool)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: vector search: %w", mapErr(err))
@@ -507,6 +518,10 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q driver.KeywordQuery
 
 // KeywordProbe implements driver.Storage.
 func (s *Store) KeywordProbe(ctx context.Context, ws string, q driver.KeywordQuery) ([]driver.KeywordHit, error) {
+	return readVal(s, withWS(ctx, ws), ws, func(ctx context.Context) ([]driver.KeywordHit, error) { return s.keywordProbe(ctx, ws, q) })
+}
+
+func (s *Store) keywordProbe(ctx context.Context, ws string, q driver.KeywordQuery) ([]driver.KeywordHit, error) {
 	ctx = withWS(ctx, ws)
 	sql, args, err := s.keywordSQL(ctx, ws, q)
 	if err != nil {
@@ -534,7 +549,7 @@ func (s *Store) KeywordProbe(ctx context.Context, ws string, q driver.KeywordQue
 		}
 		qargs = append([]any{allBinary[:n]}, qargs...)
 	}
-	rows, err := s.pool.Query(ctx, sql, qargs...)
+	rows, err := s.rd(ctx).pool.Query(ctx, sql, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: keyword probe: %w", mapErr(err))
 	}
@@ -606,6 +621,10 @@ var _ driver.KeywordFiller = (*Store)(nil)
 // keywordFillSQL): no OR probe is needed to learn that the union fits, and
 // the steps after the pool is full never run.
 func (s *Store) KeywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (driver.KeywordFillResult, error) {
+	return readVal(s, withWS(ctx, ws), ws, func(ctx context.Context) (driver.KeywordFillResult, error) { return s.keywordFill(ctx, ws, q) })
+}
+
+func (s *Store) keywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (driver.KeywordFillResult, error) {
 	ctx = withWS(ctx, ws)
 	var res driver.KeywordFillResult
 	sql, args, err := keywordFillSQL(ws, q)
@@ -624,7 +643,7 @@ func (s *Store) KeywordFill(ctx context.Context, ws string, q driver.KeywordFill
 	// Every column in binary, the tsvectors included (pgx knows no
 	// tsvector type, so it would otherwise ask for text).
 	qargs := append([]any{allBinary}, args...)
-	rows, err := s.pool.Query(ctx, sql, qargs...)
+	rows, err := s.rd(ctx).pool.Query(ctx, sql, qargs...)
 	if err != nil {
 		return res, fmt.Errorf("postgres: keyword fill: %w", mapErr(err))
 	}
@@ -770,11 +789,17 @@ const chunkSimilaritiesSQL = `SELECT c.id, 1 - (c.embedding <=> $3::vector) FROM
 
 // ChunkSimilarities implements driver.SimilarityScorer.
 func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
+	return readVal(s, withWS(ctx, ws), ws, func(ctx context.Context) (map[uuid.UUID]float64, error) {
+		return s.chunkSimilarities(ctx, ws, modelID, vec, ids)
+	})
+}
+
+func (s *Store) chunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
 	ctx = withWS(ctx, ws)
 	if len(ids) == 0 {
 		return make(map[uuid.UUID]float64), nil
 	}
-	rows, err := s.pool.Query(ctx, chunkSimilaritiesSQL, ws, ids, pgvector.NewVector(vec), modelID)
+	rows, err := s.rd(ctx).pool.Query(ctx, chunkSimilaritiesSQL, ws, ids, pgvector.NewVector(vec), modelID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: chunk similarities: %w", mapErr(err))
 	}
@@ -801,6 +826,12 @@ func scanSimilarities(rows pgx.Rows, n int) (map[uuid.UUID]float64, error) {
 
 // EdgeSummaries implements driver.Storage.
 func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]driver.EdgeSummary, error) {
+	return readVal(s, withWS(ctx, ws), ws, func(ctx context.Context) (map[uuid.UUID]driver.EdgeSummary, error) {
+		return s.edgeSummaries(ctx, ws, ids, f)
+	})
+}
+
+func (s *Store) edgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]driver.EdgeSummary, error) {
 	ctx = withWS(ctx, ws)
 	out := make(map[uuid.UUID]driver.EdgeSummary, len(ids))
 	if len(ids) == 0 {
@@ -808,7 +839,7 @@ func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 	}
 	args := sqlArgs{ws, ids}
 	where := filterSQL(f, (*[]any)(&args))
-	rows, err := s.pool.Query(ctx, `SELECT x.id, x.relation, count(*) FROM (
+	rows, err := s.rd(ctx).pool.Query(ctx, `SELECT x.id, x.relation, count(*) FROM (
 			SELECT ed.source_id AS id, ed.relation, ed.target_id AS other FROM edges ed WHERE ed.workspace_id = $1 AND ed.source_id = ANY($2)
 			UNION ALL
 			SELECT ed.target_id, ed.relation, ed.source_id FROM edges ed WHERE ed.workspace_id = $1 AND ed.target_id = ANY($2)
@@ -838,13 +869,17 @@ func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 
 // Neighbors implements driver.Storage.
 func (s *Store) Neighbors(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) ([]driver.Neighbor, error) {
+	return readVal(s, withWS(ctx, ws), ws, func(ctx context.Context) ([]driver.Neighbor, error) { return s.neighbors(ctx, ws, ids, f) })
+}
+
+func (s *Store) neighbors(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) ([]driver.Neighbor, error) {
 	ctx = withWS(ctx, ws)
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	args := sqlArgs{ws, ids}
 	where := filterSQL(f, (*[]any)(&args))
-	rows, err := s.pool.Query(ctx, `SELECT `+entityCols+`, x.seed, x.relation, x.direction FROM (
+	rows, err := s.rd(ctx).pool.Query(ctx, `SELECT `+entityCols+`, x.seed, x.relation, x.direction FROM (
 			SELECT ed.source_id AS seed, ed.target_id AS other, ed.relation, 'outgoing' AS direction FROM edges ed
 				WHERE ed.workspace_id = $1 AND ed.source_id = ANY($2)
 			UNION ALL

@@ -62,6 +62,12 @@ type Config struct {
 	ExactThreshold int
 	// HNSWM and HNSWEfConstruction parameterise new HNSW indexes. Defaults 16 and 64.
 	HNSWM, HNSWEfConstruction int
+	// ReadURLs (DATABASE_READ_URLS) are streaming replicas of URL's
+	// database that serve searches and entity reads once they have
+	// replayed the writes this process made in the read's workspace (the
+	// primary serves them otherwise, and whenever a replica is down or
+	// failing). Each gets a pool of MaxConns. Empty: every read goes to URL.
+	ReadURLs []string
 	// Logger receives operational messages. Default: discard.
 	Logger *slog.Logger
 }
@@ -108,6 +114,13 @@ type Store struct {
 	// owner is the pool of Config.OwnerURL (two connections), or pool.
 	owner    *pgxpool.Pool
 	ownOwner bool
+	// replicas serve reads (Config.ReadURLs); positions tracks this
+	// process's writes for them (nil without replicas).
+	replicas     []*replica
+	positions    *positions
+	nextReplica  atomic.Uint32
+	readsReplica atomic.Int64
+	readsPrimary atomic.Int64
 	// annPool, when set, holds connections configured for ANN scans
 	// (Open makes one; New, with a caller's pool, uses transactions).
 	annPool *pgxpool.Pool
@@ -148,7 +161,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		pc.MaxConns = cfg.MaxConns
 	}
 	ws := &writestate.Tracker{}
-	pc.ConnConfig.Tracer = writeTracer{st: ws}
+	var pos *positions
+	if len(cfg.ReadURLs) > 0 {
+		pos = &positions{}
+	}
+	pc.ConnConfig.Tracer = writeTracer{st: ws, pos: pos}
 	efSearch, maxScan := cfg.EfSearch, cfg.MaxScanTuples
 	pc.PrepareConn = PrepareConn // row-level security: the operation's workspace
 	pc.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
@@ -207,6 +224,46 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("postgres: connect as owner: %w", driver.ErrUnavailable)
 		}
 	}
+	var replicas []*replica
+	closeAll := func() {
+		pool.Close()
+		annPool.Close()
+		if owner != nil {
+			owner.Close()
+		}
+		for _, r := range replicas {
+			r.pool.Close()
+			r.ann.Close()
+		}
+	}
+	for i, u := range cfg.ReadURLs {
+		field := fmt.Sprintf("database_read_urls[%d]", i)
+		rc, err := pgxpool.ParseConfig(u)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("postgres: %w", &driver.FieldError{Field: field, Message: "is not a valid PostgreSQL connection string"})
+		}
+		rc.MaxConns = pc.MaxConns
+		rc.PrepareConn = PrepareConn
+		rc.AfterConnect = pc.AfterConnect
+		ra := rc.Copy()
+		ra.MaxConns = apc.MaxConns
+		ra.AfterConnect = apc.AfterConnect
+		// Pools connect lazily: a replica that is down at start only
+		// sends its reads to the primary.
+		rp, err := pgxpool.NewWithConfig(ctx, rc)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("postgres: %s: %w", field, driver.ErrUnavailable)
+		}
+		rap, err := pgxpool.NewWithConfig(ctx, ra)
+		if err != nil {
+			rp.Close()
+			closeAll()
+			return nil, fmt.Errorf("postgres: %s: %w", field, driver.ErrUnavailable)
+		}
+		replicas = append(replicas, &replica{name: fmt.Sprintf("%s:%d", rc.ConnConfig.Host, rc.ConnConfig.Port), pool: rp, ann: rap})
+	}
 	s := newStore(pool, cfg, func(s *Store) {
 		s.writeState = ws
 		s.ownPool = true
@@ -214,6 +271,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if owner != nil {
 			s.owner, s.ownOwner = owner, true
 		}
+		s.replicas, s.positions = replicas, pos
 	})
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
@@ -271,6 +329,10 @@ func (s *Store) Close() error {
 	}
 	if s.annPool != nil {
 		s.annPool.Close()
+	}
+	for _, r := range s.replicas {
+		r.pool.Close()
+		r.ann.Close()
 	}
 	if s.ownOwner {
 		s.owner.Close()

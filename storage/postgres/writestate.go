@@ -16,16 +16,26 @@ import (
 // fails because the disk is full (SQLSTATE 53100) or the database is
 // read-only (25006) marks the store read-only; a write that changes rows
 // clears it. It is installed by Open (a pool passed to New is not watched).
-type writeTracer struct{ st *writestate.Tracker }
+type writeTracer struct {
+	st *writestate.Tracker
+	// pos, when set (the store has read replicas), learns of every write
+	// and its workspace, for the replicas' read-your-writes check.
+	pos *positions
+}
 
 var (
 	_ pgx.QueryTracer = writeTracer{}
 	_ pgx.BatchTracer = writeTracer{}
 )
 
+// changed reports whether a statement with this tag changed rows.
+func changed(tag pgconn.CommandTag) bool {
+	return (tag.Insert() || tag.Update() || tag.Delete()) && tag.RowsAffected() > 0
+}
+
 func (w writeTracer) note(tag pgconn.CommandTag, err error) {
 	if err == nil {
-		if (tag.Insert() || tag.Update() || tag.Delete()) && tag.RowsAffected() > 0 {
+		if changed(tag) {
 			w.st.Succeeded()
 		}
 		return
@@ -42,23 +52,54 @@ func (w writeTracer) note(tag pgconn.CommandTag, err error) {
 	}
 }
 
+// position records a write of ctx's workspace once it may have committed:
+// a statement that changed rows (committed at once outside a transaction),
+// and every COMMIT.
+func (w writeTracer) position(ctx context.Context, tag pgconn.CommandTag, err error) {
+	if w.pos == nil || err != nil {
+		return
+	}
+	if changed(tag) || tag.String() == "COMMIT" {
+		ws, _ := ctx.Value(wsKey{}).(string)
+		w.pos.wrote(ws)
+	}
+}
+
 func (w writeTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	return ctx
 }
 
-func (w writeTracer) TraceQueryEnd(_ context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
+func (w writeTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
 	w.note(d.CommandTag, d.Err)
+	w.position(ctx, d.CommandTag, d.Err)
 }
+
+// batchWrites marks a batch that changed rows: its implicit transaction
+// commits at its end.
+type batchWrites struct{ changed bool }
+
+type batchKey struct{}
 
 func (w writeTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return ctx
+	if w.pos == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, batchKey{}, &batchWrites{})
 }
 
-func (w writeTracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+func (w writeTracer) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
 	w.note(d.CommandTag, d.Err)
+	if b, ok := ctx.Value(batchKey{}).(*batchWrites); ok && d.Err == nil && (changed(d.CommandTag) || d.CommandTag.String() == "COMMIT") {
+		b.changed = true
+	}
 }
 
-func (w writeTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+func (w writeTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchEndData) {
+	if b, ok := ctx.Value(batchKey{}).(*batchWrites); ok && b.changed && d.Err == nil {
+		ws, _ := ctx.Value(wsKey{}).(string)
+		w.pos.wrote(ws)
+	}
+}
 
 var _ driver.WriteStater = (*Store)(nil)
 

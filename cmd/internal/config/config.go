@@ -47,6 +47,10 @@ type Env struct {
 	// indexes and store-wide maintenance go through it. Empty:
 	// DATABASE_URL's role does everything.
 	DatabaseMigrationURL string
+	// DatabaseReadURLs (DATABASE_READ_URLS, comma-separated) are streaming
+	// replicas of DATABASE_URL's database that serve searches and lists
+	// once they have replayed the server's writes (postgres.Config.ReadURLs).
+	DatabaseReadURLs []string
 	// DataDir holds the embedded store's database file (SQLiteFile) when
 	// DATABASE_URL is unset: POSTGRAM_DATA_DIR, else $XDG_DATA_HOME/postgram
 	// (an absolute XDG_DATA_HOME only, as the XDG specification says), else
@@ -152,6 +156,7 @@ func Parse(get Getenv) (*Env, error) {
 	e := &Env{
 		DatabaseURL:          strings.TrimSpace(get("DATABASE_URL")),
 		DatabaseMigrationURL: strings.TrimSpace(get("DATABASE_MIGRATION_URL")),
+		DatabaseReadURLs:     splitURLs(get("DATABASE_READ_URLS")),
 		DataDir:              dataDir(get),
 		Workspace:            or(get("POSTGRAM_WORKSPACE"), postgram.DefaultWorkspace),
 		Bind:                 or(get("POSTGRAM_BIND"), "127.0.0.1"),
@@ -228,6 +233,9 @@ func Parse(get Getenv) (*Env, error) {
 	}
 	if net.ParseIP(e.Bind) == nil && e.Bind != "localhost" {
 		return nil, fmt.Errorf("POSTGRAM_BIND: %q is not an IP address", e.Bind)
+	}
+	if len(e.DatabaseReadURLs) > 0 && e.DatabaseURL == "" {
+		return nil, errors.New("DATABASE_READ_URLS: read replicas need DATABASE_URL (PostgreSQL) for the primary")
 	}
 	if e.EmbeddingProvider == "" {
 		if get("OPENAI_API_KEY") != "" {
@@ -517,7 +525,7 @@ func (e *Env) StoreDescription() string {
 // (see Migrator).
 func (e *Env) OpenStore(ctx context.Context, log *slog.Logger) (driver.Storage, error) {
 	if e.DatabaseURL != "" {
-		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, OwnerURL: e.DatabaseMigrationURL, Logger: log})
+		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, OwnerURL: e.DatabaseMigrationURL, ReadURLs: e.DatabaseReadURLs, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -621,4 +629,16 @@ func (e *Env) ClientConfig(st driver.Storage, emb postgram.Embedder, log *slog.L
 		cfg.KeyPepper = []byte(e.KeyPepper)
 	}
 	return cfg
+}
+
+// splitURLs splits a comma-separated list of connection strings, dropping
+// empty entries.
+func splitURLs(v string) []string {
+	var out []string
+	for _, u := range strings.Split(v, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -264,5 +265,26 @@ func TestOpenStorePostgres(t *testing.T) {
 	}
 	if !strings.HasPrefix(e.StoreDescription(), "postgres ") {
 		t.Fatalf("StoreDescription = %q", e.StoreDescription())
+	}
+}
+
+func TestDatabaseReadURLs(t *testing.T) {
+	t.Parallel()
+	e, err := Parse(env(map[string]string{"DATABASE_URL": "postgres://u:secret@primary/db",
+		"DATABASE_READ_URLS": " postgres://u:secret@r1/db , ,postgres://u:secret@r2/db"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"postgres://u:secret@r1/db", "postgres://u:secret@r2/db"}; !slices.Equal(e.DatabaseReadURLs, want) {
+		t.Errorf("DatabaseReadURLs = %q, want %q", e.DatabaseReadURLs, want)
+	}
+	for _, st := range e.Settings() {
+		if st.Name == "DATABASE_READ_URLS" && (strings.Contains(st.Value, "secret") || !strings.Contains(st.Value, "r2")) {
+			t.Errorf("settings show %q", st.Value)
+		}
+	}
+	_, err = Parse(env(map[string]string{"DATABASE_READ_URLS": "postgres://r1/db"}))
+	if err == nil || !strings.Contains(err.Error(), "DATABASE_READ_URLS") {
+		t.Fatalf("replicas without DATABASE_URL: %v, want an error naming the variable", err)
 	}
 }

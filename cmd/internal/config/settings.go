@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // Setting is one configuration value as an operator may see it.
@@ -52,6 +53,7 @@ func (e *Env) Settings() []Setting {
 		{"store", store},
 		{"DATABASE_URL", redactURL(e.DatabaseURL)},
 		{"DATABASE_MIGRATION_URL", redactURL(e.DatabaseMigrationURL)},
+		{"DATABASE_READ_URLS", redactURLs(e.DatabaseReadURLs)},
 		{"POSTGRAM_WORKSPACE", e.Workspace},
 		{"listen", e.Addr()},
 		{"TLS", strconv.FormatBool(e.TLS())},
@@ -80,4 +82,13 @@ func (e *Env) Settings() []Setting {
 		{"EXTRACTION_API_KEY", secret(e.Extraction.APIKey)},
 		{"EXTRACTION_TIMEOUT_MS", fmt.Sprint(e.Extraction.Timeout.Milliseconds())},
 	}
+}
+
+// redactURLs redacts each connection string of a list.
+func redactURLs(us []string) string {
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = redactURL(u)
+	}
+	return strings.Join(out, ",")
 }
