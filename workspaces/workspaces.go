@@ -68,6 +68,7 @@ type Workspace struct {
 	started bool               // its worker, hub and ingestion run
 	cancel  context.CancelFunc // ends its hub and ingestion
 	tasks   sync.WaitGroup
+	opened  time.Time
 }
 
 // halt ends w's hub and ingestion (ingestion puts its running jobs back
@@ -161,7 +162,7 @@ func (d *Directory) Get(ctx context.Context, name string) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{Admin: admin, Events: feed.New(admin, d.cfg.Events)}
+	w := &Workspace{Admin: admin, Events: feed.New(admin, d.cfg.Events), opened: time.Now()}
 	if d.cfg.Ingest != nil {
 		if w.Ingest, err = d.cfg.Ingest(admin); err != nil {
 			return nil, fmt.Errorf("workspace %s: ingestion: %w", name, err)
@@ -329,16 +330,49 @@ func (d *Directory) Start(ctx context.Context) error {
 	return nil
 }
 
-// openAll opens every workspace of the store's directory.
+// openAll opens every workspace of the store's directory, and closes the
+// open ones that left it (deleted by another process: pgm-admin, another
+// server), but never the default one, nor one opened since the directory
+// was read.
 func (d *Directory) openAll(ctx context.Context) error {
+	listed := time.Now()
 	ws, err := d.st.Workspaces(ctx)
 	if err != nil {
 		return fmt.Errorf("list workspaces: %w", err)
 	}
+	in := make(map[string]bool, len(ws))
 	for _, w := range ws {
+		in[w.Name] = true
 		if _, err := d.Get(ctx, w.Name); err != nil {
 			return fmt.Errorf("open workspace %s: %w", w.Name, err)
 		}
+	}
+	var gone []*Workspace
+	d.mu.Lock()
+	for name, w := range d.open {
+		if !in[name] && w != d.dflt && w.opened.Before(listed) {
+			gone = append(gone, w)
+			delete(d.open, name)
+			for k, v := range d.keys {
+				if v == name {
+					delete(d.keys, k)
+				}
+			}
+		}
+	}
+	running := make([]bool, len(gone))
+	for i, w := range gone {
+		running[i], w.started = w.started, false
+	}
+	d.mu.Unlock()
+	// Halting waits for the workspace's loops: not under d.mu.
+	for i, w := range gone {
+		if running[i] {
+			if err := w.halt(ctx); err != nil {
+				d.log.Warn("closing a deleted workspace: its worker did not stop in time", "workspace", w.Name(), "err", err)
+			}
+		}
+		d.log.Info("closed a workspace that was deleted", "workspace", w.Name())
 	}
 	return nil
 }
