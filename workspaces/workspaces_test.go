@@ -26,7 +26,10 @@ func TestOtherProcesses(t *testing.T) {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cfg := workspaces.Config{Client: postgram.Config{Store: st, Embedder: postgramtest.NewEmbedder(16)}, Refresh: 20 * time.Millisecond}
+	// SQLite has no change feed: a worker finds another process's work at
+	// its poll.
+	cfg := workspaces.Config{Client: postgram.Config{Store: st, Embedder: postgramtest.NewEmbedder(16),
+		Worker: postgram.WorkerConfig{PollInterval: 50 * time.Millisecond}}, Refresh: 20 * time.Millisecond}
 	server, err := workspaces.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
