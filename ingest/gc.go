@@ -18,28 +18,19 @@ import (
 func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
 	keep := map[string]bool{}
 	owners := map[string][]uuid.UUID{} // digest -> entities of its done jobs
-	var before *uuid.UUID
-	for {
-		jobs, err := s.st.ListJobs(ctx, s.ws, driver.JobFilter{Kind: Kind, Limit: 500, Before: before})
-		if err != nil {
-			return 0, fmt.Errorf("list jobs: %w", err)
+	err := s.eachJob(ctx, func(j *driver.Job) {
+		sha := j.SHA256
+		if sha == "" {
+			return
 		}
-		for i := range jobs {
-			j := &jobs[i]
-			sha := j.SHA256
-			if sha == "" {
-				continue
-			}
-			if j.Status == driver.JobDone && j.EntityID != nil {
-				owners[sha] = append(owners[sha], *j.EntityID)
-			} else {
-				keep[sha] = true
-			}
+		if j.Status == driver.JobDone && j.EntityID != nil {
+			owners[sha] = append(owners[sha], *j.EntityID)
+		} else {
+			keep[sha] = true
 		}
-		if len(jobs) < 500 {
-			break
-		}
-		before = &jobs[len(jobs)-1].ID
+	})
+	if err != nil {
+		return 0, err
 	}
 	var ids []uuid.UUID
 	for sha, es := range owners {
@@ -89,21 +80,13 @@ func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
 // are its own object then. It returns how many objects it deleted.
 func (s *Service) DeleteWorkspace(ctx context.Context, deleteRows func(context.Context) error) (int, error) {
 	digests := map[string]bool{}
-	var before *uuid.UUID
-	for {
-		jobs, err := s.st.ListJobs(ctx, s.ws, driver.JobFilter{Kind: Kind, Limit: 500, Before: before})
-		if err != nil {
-			return 0, fmt.Errorf("list jobs: %w", err)
+	err := s.eachJob(ctx, func(j *driver.Job) {
+		if j.SHA256 != "" {
+			digests[j.SHA256] = true
 		}
-		for i := range jobs {
-			if sha := jobs[i].SHA256; sha != "" {
-				digests[sha] = true
-			}
-		}
-		if len(jobs) < 500 {
-			break
-		}
-		before = &jobs[len(jobs)-1].ID
+	})
+	if err != nil {
+		return 0, err
 	}
 	if err := deleteRows(ctx); err != nil {
 		return 0, err
@@ -116,4 +99,23 @@ func (s *Service) DeleteWorkspace(ctx context.Context, deleteRows func(context.C
 		n++
 	}
 	return n, nil
+}
+
+// eachJob calls f with every ingestion job of the workspace, newest first,
+// reading them 500 at a time.
+func (s *Service) eachJob(ctx context.Context, f func(*driver.Job)) error {
+	var before *uuid.UUID
+	for {
+		jobs, err := s.st.ListJobs(ctx, s.ws, driver.JobFilter{Kind: Kind, Limit: 500, Before: before})
+		if err != nil {
+			return fmt.Errorf("list jobs: %w", err)
+		}
+		for i := range jobs {
+			f(&jobs[i])
+		}
+		if len(jobs) < 500 {
+			return nil
+		}
+		before = &jobs[len(jobs)-1].ID
+	}
 }

@@ -156,7 +156,7 @@ func Parse(get Getenv) (*Env, error) {
 	e := &Env{
 		DatabaseURL:          strings.TrimSpace(get("DATABASE_URL")),
 		DatabaseMigrationURL: strings.TrimSpace(get("DATABASE_MIGRATION_URL")),
-		DatabaseReadURLs:     splitURLs(get("DATABASE_READ_URLS")),
+		DatabaseReadURLs:     splitComma(get("DATABASE_READ_URLS")),
 		DataDir:              dataDir(get),
 		Workspace:            or(get("POSTGRAM_WORKSPACE"), postgram.DefaultWorkspace),
 		Bind:                 or(get("POSTGRAM_BIND"), "127.0.0.1"),
@@ -629,16 +629,4 @@ func (e *Env) ClientConfig(st driver.Storage, emb postgram.Embedder, log *slog.L
 		cfg.KeyPepper = []byte(e.KeyPepper)
 	}
 	return cfg
-}
-
-// splitURLs splits a comma-separated list of connection strings, dropping
-// empty entries.
-func splitURLs(v string) []string {
-	var out []string
-	for _, u := range strings.Split(v, ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			out = append(out, u)
-		}
-	}
-	return out
 }
