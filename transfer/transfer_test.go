@@ -228,6 +228,10 @@ func TestRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(want, read(t, pg, "default"), metadataAsValue); diff != "" {
 		t.Fatalf("SQLite → PostgreSQL changed the workspace (-sqlite +postgres):\n%s", diff)
 	}
+	// The imported workspace is in the store's directory.
+	if ws, err := pg.(driver.WorkspaceStorage).Workspaces(ctx); err != nil || len(ws) != 1 || ws[0].Name != "default" {
+		t.Fatalf("workspaces after import: %+v %v", ws, err)
+	}
 
 	data2 := export(t, pg, transfer.ExportOptions{})
 	back := openSQLite(t)

@@ -250,6 +250,11 @@ func TestRestoreDrill(t *testing.T) {
 							t.Errorf("%s: %d rows restored, manifest %d", tb, got[tb], m.Counts[tb])
 						}
 					}
+					// The restored workspaces are in the store's directory
+					// (a server of many workspaces starts their workers).
+					if ws, err := rst.(driver.WorkspaceStorage).Workspaces(ctx); err != nil || len(ws) != 1 || ws[0].Name != "default" {
+						t.Errorf("the restored store's workspaces: %+v %v", ws, err)
+					}
 					rc := client(t, rst)
 					for _, a := range acks {
 						_, err := rst.GetEntity(ctx, "default", a.id)

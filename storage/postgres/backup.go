@@ -451,6 +451,9 @@ func (s *Store) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity
 		return nil
 	}
 	err := s.inOwnerTx(ctx, func(tx pgx.Tx) error {
+		if err := registerWorkspaces(ctx, tx, recs, func(r *driver.BackupEntity) (string, time.Time) { return r.Workspace, r.Entity.CreatedAt }); err != nil {
+			return err
+		}
 		b := &pgx.Batch{}
 		var chunkRows [][]any
 		for _, r := range recs {
@@ -525,6 +528,9 @@ func (s *Store) RestoreKeys(ctx context.Context, keys []driver.BackupKey) error 
 		return nil
 	}
 	err := s.inOwnerTx(ctx, func(tx pgx.Tx) error {
+		if err := registerWorkspaces(ctx, tx, keys, func(k driver.BackupKey) (string, time.Time) { return k.Workspace, k.CreatedAt }); err != nil {
+			return err
+		}
 		for _, k := range keys {
 			scopes := make([]string, len(k.Scopes))
 			for i, sc := range k.Scopes {
@@ -593,6 +599,24 @@ func (s *Store) RestoreSyncFiles(ctx context.Context, files []driver.BackupSyncF
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: restore sync files: %w", mapErr(err))
+	}
+	return nil
+}
+
+// registerWorkspaces enters the workspaces of restored records in the
+// workspace directory (a restore writes keys and entities directly, not
+// through CreateKey).
+func registerWorkspaces[T any](ctx context.Context, tx pgx.Tx, recs []T, of func(T) (string, time.Time)) error {
+	seen := map[string]bool{}
+	for _, r := range recs {
+		ws, at := of(r)
+		if seen[ws] {
+			continue
+		}
+		seen[ws] = true
+		if err := registerWorkspace(withWS(ctx, ws), tx, ws, at); err != nil {
+			return fmt.Errorf("workspace %s: %w", ws, err)
+		}
 	}
 	return nil
 }

@@ -161,6 +161,9 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 	inserted := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		inserted = 0
+		if err := registerWorkspace(ctx, tx, ws, recs[0].Entity.CreatedAt); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, "SELECT id FROM entities WHERE workspace_id = $1 AND id = ANY($2)", ws, ids)
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -442,6 +443,9 @@ func (s *Store) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity
 		heads[i] = headTSV(withMetadata(&r.Entity, r.Metadata))
 	}
 	err := s.write(ctx, func(tx *wtx) error {
+		if err := registerWorkspaces(ctx, tx, recs, func(r *driver.BackupEntity) (string, time.Time) { return r.Workspace, r.Entity.CreatedAt }); err != nil {
+			return err
+		}
 		ent, err := tx.PrepareContext(ctx, `INSERT INTO entities (workspace_id, id, type, content, visibility, owner, status, tags, source,
 				metadata, client_id, version, chunk_generation, enrichment_status, enrichment_attempts, enrichment_error,
 				enrichment_queued_at, enrichment_retry_at, extraction_status, extraction_attempts, extraction_error,
@@ -543,6 +547,9 @@ func (s *Store) RestoreKeys(ctx context.Context, keys []driver.BackupKey) error 
 		return nil
 	}
 	err := s.write(ctx, func(tx *wtx) error {
+		if err := registerWorkspaces(ctx, tx, keys, func(k driver.BackupKey) (string, time.Time) { return k.Workspace, k.CreatedAt }); err != nil {
+			return err
+		}
 		for _, k := range keys {
 			scopes := stringsJSON(k.Scopes)
 			if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (workspace_id, id, name, prefix, key_hash, scopes, allowed_types,
@@ -596,6 +603,24 @@ func (s *Store) RestoreSyncFiles(ctx context.Context, files []driver.BackupSyncF
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: restore sync files: %w", mapErr(err))
+	}
+	return nil
+}
+
+// registerWorkspaces enters the workspaces of restored records in the
+// workspace directory (a restore writes keys and entities directly, not
+// through CreateKey).
+func registerWorkspaces[T any](ctx context.Context, tx *wtx, recs []T, of func(T) (string, time.Time)) error {
+	seen := map[string]bool{}
+	for _, r := range recs {
+		ws, at := of(r)
+		if seen[ws] {
+			continue
+		}
+		seen[ws] = true
+		if err := registerWorkspace(ctx, tx, ws, at); err != nil {
+			return fmt.Errorf("workspace %s: %w", ws, err)
+		}
 	}
 	return nil
 }

@@ -180,6 +180,9 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 	}
 	inserted := 0
 	err := s.write(ctx, func(tx *wtx) error {
+		if err := registerWorkspace(ctx, tx, ws, recs[0].Entity.CreatedAt); err != nil {
+			return err
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT e.id FROM (SELECT DISTINCT value FROM json_each(?)) j
 			CROSS JOIN entities e ON e.workspace_id = ? AND e.id = j.value`, idsJSON(ids), ws)
 		if err != nil {
