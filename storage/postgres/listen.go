@@ -144,7 +144,11 @@ func (s *Store) feedLoop(ctx context.Context, fc *feedConn) {
 }
 
 func (s *Store) listenOnce(ctx context.Context, fc *feedConn) error {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	cc := s.pool.Config().ConnConfig.Copy()
+	// Named for operators (pg_stat_activity): the store's one LISTEN
+	// connection and its channel.
+	cc.RuntimeParams["application_name"] = "postgram listen " + s.cfg.NotifyChannel
+	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return err
 	}
