@@ -103,14 +103,24 @@ CONF
 }
 
 replica() {
-  if [ ! -f "$RDIR/PG_VERSION" ]; then
+  # A replica left stopped while the primary recycled its WAL cannot catch
+  # up: make it anew.
+  if [ -f "$RDIR/PG_VERSION" ] && ! replica_streams; then
+    log "the replica in $RDIR is not streaming: making it anew"
+    if run_pg "$PGBIN/pg_ctl" -D "$RDIR" status >/dev/null 2>&1; then
+      run_pg "$PGBIN/pg_ctl" -D "$RDIR" -m immediate stop >&2
+    fi
     rm -rf "$RDIR"
+  fi
+  if [ ! -f "$RDIR/PG_VERSION" ]; then
     mkdir -p "$RDIR"
     chmod 700 "$RDIR"
     [ "$(id -u)" = 0 ] && chown postgres:postgres "$RDIR"
     # A streaming standby of the whole cluster (every test schema), with
-    # its own port and socket directory.
-    run_pg "$PGBIN/pg_basebackup" -D "$RDIR" -R -X stream -c fast -h 127.0.0.1 -p "$PORT" -U postgres >&2
+    # its own port and socket directory, and a replication slot so that the
+    # primary keeps the WAL it has not received yet.
+    psql "$DSN" -qAtc "SELECT pg_drop_replication_slot('postgram_test_replica') FROM pg_replication_slots WHERE slot_name = 'postgram_test_replica'" >/dev/null
+    run_pg "$PGBIN/pg_basebackup" -D "$RDIR" -R -C -S postgram_test_replica -X stream -c fast -h 127.0.0.1 -p "$PORT" -U postgres >&2
     cat >>"$RDIR/postgresql.conf" <<CONF
 port = $RPORT
 unix_socket_directories = '$RDIR'
@@ -121,10 +131,22 @@ CONF
   if ! run_pg "$PGBIN/pg_ctl" -D "$RDIR" status >/dev/null 2>&1; then
     run_pg "$PGBIN/pg_ctl" -D "$RDIR" -l "$RDIR/server.log" -w -t 60 start >&2
   fi
-  # Replaying, not paused by an earlier test run.
+  # Replaying, not paused by an earlier test run, and streaming.
   psql "$RDSN" -qAtc "SELECT pg_wal_replay_resume()" >/dev/null
   [ "$(psql "$RDSN" -qAtc "SELECT pg_is_in_recovery()")" = t ] || { log "the replica at $RPORT is not a standby"; exit 1; }
+  replica_streams || { log "the replica at $RPORT does not stream from the primary (see $RDIR/server.log)"; exit 1; }
   echo "$RDSN"
+}
+
+# replica_streams reports whether the replica runs and streams WAL from the
+# primary (waiting up to 10 s for it to connect).
+replica_streams() {
+  run_pg "$PGBIN/pg_ctl" -D "$RDIR" status >/dev/null 2>&1 || run_pg "$PGBIN/pg_ctl" -D "$RDIR" -l "$RDIR/server.log" -w -t 60 start >&2 || return 1
+  for _ in $(seq 1 20); do
+    [ "$(psql "$RDSN" -qAtc "SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming'" 2>/dev/null)" = 1 ] && return 0
+    sleep 0.5
+  done
+  return 1
 }
 
 stop() {

@@ -233,12 +233,12 @@ func dropVectorIndexes(ctx context.Context, st *postgres.Store) ([]string, error
 	return defs, nil
 }
 
-// createIndexes runs index definitions with memory enough to build an HNSW
-// graph in one pass.
-func createIndexes(ctx context.Context, st *postgres.Store, defs []string) error {
+// createIndexes runs index definitions with memMiB of maintenance_work_mem,
+// enough to build an HNSW graph in one pass when it fits.
+func createIndexes(ctx context.Context, st *postgres.Store, defs []string, memMiB int) error {
 	for _, def := range defs {
 		err := pgx.BeginFunc(ctx, st.Pool(), func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '2GB'"); err != nil {
+			if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL maintenance_work_mem = '%dMB'", memMiB)); err != nil {
 				return err
 			}
 			_, err := tx.Exec(ctx, def)

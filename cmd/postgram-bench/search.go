@@ -49,6 +49,7 @@ type searchOptions struct {
 	efSearch       int
 	buildWriters   int
 	buildEnrichers int
+	buildIndexMem  int // MiB of maintenance_work_mem for the HNSW build
 	explainFull    bool
 	stages         bool
 	ranking        string
@@ -82,6 +83,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.IntVar(&o.efSearch, "ef-search", 0, "hnsw.ef_search of ANN scans (default: the store's, postgres.Config.EfSearch)")
 	fs.IntVar(&o.buildWriters, "build-writers", 8, "concurrent Client.Store goroutines while building the fixture")
 	fs.IntVar(&o.buildEnrichers, "build-enrichers", 1, "concurrent EnrichPending calls while building the fixture")
+	fs.IntVar(&o.buildIndexMem, "build-index-mem", 2048, "MiB of maintenance_work_mem for building the HNSW index once (a graph that does not fit is built far slower: about chunks × (dims × 4 + 300) bytes)")
 	fs.BoolVar(&o.explainFull, "explain-full", false, "also print the full EXPLAIN (ANALYZE, BUFFERS) output")
 	fs.BoolVar(&o.noExplain, "no-explain", false, "skip the EXPLAIN summaries")
 	fs.StringVar(&o.ranking, "ranking", "v2", "ranking of the measured searches (v2, seed)")
@@ -111,6 +113,8 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 			return errors.New("--seed must be below 2^62")
 		case o.maxConns < 1 || o.buildWriters < 1 || o.buildEnrichers < 1:
 			return errors.New("--max-conns, --build-writers and --build-enrichers must be positive")
+		case o.buildIndexMem < 64 || o.buildIndexMem > 64<<10:
+			return errors.New("--build-index-mem must be between 64 and 65536 MiB")
 		case !(o.targetMS > 0):
 			return errors.New("--target-ms must be positive")
 		case !postgram.RankingMode(o.ranking).Valid():
@@ -424,7 +428,7 @@ func (b *searchBench) build(ctx context.Context) error {
 	el := time.Since(t1)
 	b.logf("build: embedded %d chunks in %s (%.0f chunks/s)", chunks.Load(), el.Round(time.Millisecond), rate(int(chunks.Load()), el))
 	t2 := time.Now()
-	if err := createIndexes(ctx, b.st, indexes); err != nil {
+	if err := createIndexes(ctx, b.st, indexes, o.buildIndexMem); err != nil {
 		return err
 	}
 	b.logf("build: rebuilt %d HNSW indexes in %s", len(indexes), time.Since(t2).Round(time.Millisecond))

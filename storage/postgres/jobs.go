@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -325,15 +326,70 @@ func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.Cha
 
 // eventsCommitted is called once a transaction that inserted events has
 // committed, before the write returns: it numbers them (and whatever else
-// committed meanwhile) and wakes the readers, so a write returns with its
-// events readable. The numbering waits for the log's lock, held only by
-// other numberings (one short statement each). Events whose writer died
-// before numbering them are numbered by the next reader (EventsAfter).
+// committed meanwhile) and wakes the readers when the log's lock is free,
+// and otherwise leaves them to the store's numberer, one goroutine that
+// numbers each workspace's pending events in one statement per round, so
+// a burst of concurrent writes is numbered together and no writer waits
+// for the lock (writers waiting for it to number their own events
+// serialised on it: 1,180 stores/s fell to 150-390). A reader numbers
+// what is still pending before it reads (EventsAfter, LastEventSeq), so a
+// write's events are readable once it returns; events whose writer died
+// are numbered by the next reader or write.
 func (s *Store) eventsCommitted(ctx context.Context, ws string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(withWS(ctx, ws)), 30*time.Second)
 	defer cancel()
-	if err := s.sequenceEvents(ctx, ws); err != nil {
-		s.log.Warn("numbering the event log failed; the next reader will", "workspace", ws, "err", err)
+	if got, err := s.tryNumber(ctx, ws); err != nil || !got {
+		s.numbering.request(ws)
+	}
+}
+
+// numberer numbers committed events off the write path (eventsCommitted).
+type numberer struct {
+	mu      sync.Mutex
+	pending map[string]bool
+	wake    chan struct{}
+}
+
+func (n *numberer) request(ws string) {
+	n.mu.Lock()
+	if n.pending == nil {
+		n.pending = map[string]bool{}
+	}
+	n.pending[ws] = true
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the workspaces waiting for numbering and forgets them.
+func (n *numberer) take() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.pending))
+	for ws := range n.pending {
+		out = append(out, ws)
+	}
+	clear(n.pending)
+	return out
+}
+
+// numberLoop runs the numberer until ctx ends.
+func (s *Store) numberLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.numbering.wake:
+		}
+		for _, ws := range s.numbering.take() {
+			nctx, cancel := context.WithTimeout(withWS(ctx, ws), 30*time.Second)
+			if err := s.sequenceEvents(nctx, ws); err != nil && ctx.Err() == nil {
+				s.log.Warn("numbering the event log failed; the next reader will", "workspace", ws, "err", err)
+			}
+			cancel()
+		}
 	}
 }
 
@@ -349,16 +405,7 @@ func (s *Store) sequenceEvents(ctx context.Context, ws string) error {
 	// numbering statement takes its snapshot once the lock is held.
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('postgram.events:' || $1, 0))`, ws)
-	b.Queue(`WITH base AS (
-			SELECT coalesce(max(seq), 0) AS b FROM events WHERE workspace_id = $1 AND seq IS NOT NULL
-		), todo AS (
-			SELECT id, row_number() OVER (ORDER BY id) AS rn FROM events
-			WHERE workspace_id = $1 AND seq IS NULL ORDER BY id LIMIT 10000
-		), upd AS (
-			UPDATE events e SET seq = base.b + todo.rn FROM todo, base
-			WHERE e.workspace_id = $1 AND e.id = todo.id RETURNING 1
-		), c AS (SELECT count(*) AS n FROM upd)
-		SELECT n, CASE WHEN n > 0 THEN pg_notify($2, $3) END IS NULL FROM c`, ws, s.cfg.NotifyChannel, EventChannelPrefix+ws)
+	b.Queue(numberSQL, ws, s.cfg.NotifyChannel, EventChannelPrefix+ws)
 	var n int64
 	err := s.retryAborted(ctx, func() error {
 		br := s.pool.SendBatch(ctx, b)
@@ -377,6 +424,39 @@ func (s *Store) sequenceEvents(ctx context.Context, ws string) error {
 		s.eventSignal.Notify(ws)
 	}
 	return err
+}
+
+// numberSQL numbers a workspace's committed, unsequenced events ($1) after
+// its highest seq and notifies the change feed ($2, $3); the caller holds
+// the log's lock.
+const numberSQL = `WITH base AS (
+		SELECT coalesce(max(seq), 0) AS b FROM events WHERE workspace_id = $1 AND seq IS NOT NULL
+	), todo AS (
+		SELECT id, row_number() OVER (ORDER BY id) AS rn FROM events
+		WHERE workspace_id = $1 AND seq IS NULL ORDER BY id LIMIT 10000
+	), upd AS (
+		UPDATE events e SET seq = base.b + todo.rn FROM todo, base
+		WHERE e.workspace_id = $1 AND e.id = todo.id RETURNING 1
+	), c AS (SELECT count(*) AS n FROM upd)
+	SELECT n, CASE WHEN n > 0 THEN pg_notify($2, $3) END IS NULL FROM c`
+
+// tryNumber numbers the workspace's pending events if the log's lock is
+// free, and reports whether it was. The numbering statement runs after
+// the lock is taken, so it sees the previous holder's numbers.
+func (s *Store) tryNumber(ctx context.Context, ws string) (bool, error) {
+	var got bool
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended('postgram.events:' || $1, 0))`, ws).Scan(&got); err != nil || !got {
+			return err
+		}
+		var ignored bool
+		return tx.QueryRow(ctx, numberSQL, ws, s.cfg.NotifyChannel, EventChannelPrefix+ws).Scan(&n, &ignored)
+	})
+	if err == nil && n > 0 {
+		s.eventSignal.Notify(ws)
+	}
+	return got, err
 }
 
 // EventsAfter implements driver.EventStorage. One round trip reads the
@@ -401,9 +481,17 @@ func (s *Store) EventsAfter(ctx context.Context, ws string, after int64, limit i
 			return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
 		}
 		if pending && try == 0 {
+			// Number what is pending if the log's lock is free; a holder is
+			// numbering now (the numberer, a writer) and its numbers wake
+			// this reader again. Seqs become visible in order either way,
+			// so a reader never skips an event.
 			br.Close()
-			if err := s.sequenceEvents(ctx, ws); err != nil {
+			got, err := s.tryNumber(ctx, ws)
+			if err != nil {
 				return nil, 0, fmt.Errorf("postgres: sequence events: %w", mapErr(err))
+			}
+			if !got {
+				s.numbering.request(ws)
 			}
 			continue
 		}

@@ -104,6 +104,7 @@ type Store struct {
 	log     *slog.Logger
 
 	eventSignal driver.Broadcast // EventsSignal
+	numbering   numberer         // numbers committed events (eventsCommitted)
 	feed        listener         // Listen's shared connection
 
 	mu      sync.RWMutex
@@ -297,10 +298,15 @@ func newStore(pool *pgxpool.Pool, cfg Config, setup ...func(*Store)) *Store {
 		f(s)
 	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
-	s.bg.Add(1)
+	s.numbering.wake = make(chan struct{}, 1)
+	s.bg.Add(2)
 	go func() {
 		defer s.bg.Done()
 		s.foldLoop(s.bgCtx)
+	}()
+	go func() {
+		defer s.bg.Done()
+		s.numberLoop(s.bgCtx)
 	}()
 	return s
 }
