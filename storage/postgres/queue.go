@@ -21,28 +21,7 @@ import (
 func (s *Store) ClaimWork(ctx context.Context, ws string, c driver.WorkClaim) ([]driver.Lease, error) {
 	ctx = withWS(ctx, ws)
 	q := c.Queue
-	after, override := "", ", '', ''"
-	if c.AfterEmbedding {
-		after = "\n\t\t\t  AND enrichment_status = 'completed'"
-	}
-	if q == driver.QueueExtraction {
-		override = ", e.extraction_provider, e.extraction_model"
-	}
-	rows, err := s.pool.Query(ctx, `
-		UPDATE entities e SET `+q.Column("leased_until")+` = now() + make_interval(secs => $4)
-		FROM (
-			SELECT workspace_id, id FROM entities
-			WHERE workspace_id = $1
-			  AND (`+q.Column("status")+` = 'pending' OR (`+q.Column("status")+` = 'failed' AND `+q.Column("attempts")+` < $3))
-			  AND (`+q.Column("retry_at")+` IS NULL OR `+q.Column("retry_at")+` <= now())
-			  AND (`+q.Column("leased_until")+` IS NULL OR `+q.Column("leased_until")+` < now())`+after+`
-			ORDER BY `+q.Column("queued_at")+` NULLS FIRST, id
-			LIMIT $2
-			FOR NO KEY UPDATE SKIP LOCKED
-		) q
-		WHERE e.workspace_id = q.workspace_id AND e.id = q.id
-		RETURNING e.id, e.chunk_generation, e.`+q.Column("attempts")+override,
-		ws, c.Max, c.MaxAttempts, c.Lease.Seconds())
+	rows, err := s.pool.Query(ctx, claimWorkSQL(q, c.AfterEmbedding), ws, c.Max, c.MaxAttempts, c.Lease.Seconds())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim %s work: %w", q, mapErr(err))
 	}
@@ -55,6 +34,34 @@ func (s *Store) ClaimWork(ctx context.Context, ws string, c driver.WorkClaim) ([
 		return nil, fmt.Errorf("postgres: claim %s work: %w", q, mapErr(err))
 	}
 	return leases, nil
+}
+
+// claimWorkSQL is ClaimWork's statement for queue q ($1 workspace, $2
+// most entities, $3 max attempts, $4 lease seconds): the oldest work
+// first, in the order the queue's index holds (migration 019), so a claim
+// reads a few index entries however long the queue.
+func claimWorkSQL(q driver.Queue, afterEmbedding bool) string {
+	after, override := "", ", '', ''"
+	if afterEmbedding {
+		after = "\n\t\t\t  AND enrichment_status = 'completed'"
+	}
+	if q == driver.QueueExtraction {
+		override = ", e.extraction_provider, e.extraction_model"
+	}
+	return `
+		UPDATE entities e SET ` + q.Column("leased_until") + ` = now() + make_interval(secs => $4)
+		FROM (
+			SELECT workspace_id, id FROM entities
+			WHERE workspace_id = $1
+			  AND (` + q.Column("status") + ` = 'pending' OR (` + q.Column("status") + ` = 'failed' AND ` + q.Column("attempts") + ` < $3))
+			  AND (` + q.Column("retry_at") + ` IS NULL OR ` + q.Column("retry_at") + ` <= now())
+			  AND (` + q.Column("leased_until") + ` IS NULL OR ` + q.Column("leased_until") + ` < now())` + after + `
+			ORDER BY ` + q.Column("queued_at") + ` NULLS FIRST, id
+			LIMIT $2
+			FOR NO KEY UPDATE SKIP LOCKED
+		) q
+		WHERE e.workspace_id = q.workspace_id AND e.id = q.id
+		RETURNING e.id, e.chunk_generation, e.` + q.Column("attempts") + override
 }
 
 // ChunksToEmbed implements driver.Storage.
