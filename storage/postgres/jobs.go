@@ -336,6 +336,12 @@ func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.Cha
 // write's events are readable once it returns; events whose writer died
 // are numbered by the next reader or write.
 func (s *Store) eventsCommitted(ctx context.Context, ws string) {
+	// The write committed: reads of ws by this process must see it, so a
+	// replica serves them only once it has replayed it (positions; the
+	// tracer cannot tell a write whose statement is a SELECT).
+	if s.positions != nil {
+		s.positions.wrote(ws)
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(withWS(ctx, ws)), 30*time.Second)
 	defer cancel()
 	if got, err := s.tryNumber(ctx, ws); err != nil || !got {
