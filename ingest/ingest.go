@@ -128,6 +128,9 @@ type Service struct {
 	cfg   Config
 	log   *slog.Logger
 	wake  chan struct{}
+	// submitting orders a submission's created event before this
+	// process's claim of the job (Submit reads, Run's claim writes).
+	submitting sync.RWMutex
 }
 
 // New returns a service over admin's workspace.
@@ -281,10 +284,15 @@ func (s *Service) Submit(ctx context.Context, c *postgram.Client, in Input) (*Jo
 	j := &driver.Job{ID: uuid.Must(uuid.NewV7()), Kind: Kind, Status: driver.JobQueued, Stage: StageQueued,
 		MaxAttempts: s.cfg.MaxAttempts, RunAt: time.Now().UTC(), KeyID: keyID(c), SourceURL: req.URL,
 		SHA256: req.SHA256, Input: input}
+	// A job's created event comes before anything this process's Run
+	// does with it (Run claims under the write side of this lock).
+	s.submitting.RLock()
 	if err := s.st.CreateJob(ctx, s.ws, j); err != nil {
+		s.submitting.RUnlock()
 		return nil, fmt.Errorf("queue the job: %w", err)
 	}
 	s.event(ctx, "job.created", j)
+	s.submitting.RUnlock()
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -553,7 +561,9 @@ func (s *Service) Run(ctx context.Context) error {
 			if free == 0 {
 				break
 			}
+			s.submitting.Lock()
 			jobs, err := s.st.ClaimJobs(ctx, s.ws, Kind, time.Now().UTC(), s.cfg.Lease, free)
+			s.submitting.Unlock()
 			if err != nil {
 				if ctx.Err() == nil {
 					s.log.Warn("claiming ingest jobs failed", "err", err)
