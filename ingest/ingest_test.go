@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram"
@@ -249,28 +250,41 @@ func TestIngest(t *testing.T) {
 			}
 
 			// The job's events reached the feed: created, the stages, done.
-			var stages []string
-			for {
-				ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				ev, err := events.Next(ctx)
-				cancel()
-				if err != nil {
-					t.Fatalf("events of the first job: %v (saw %v)", err, stages)
-				}
-				if ev.JobID != done.ID {
-					continue
-				}
-				stages = append(stages, ev.Kind+":"+stageOf(ev))
-				if strings.HasSuffix(stages[len(stages)-1], ":done") {
-					break
-				}
-			}
+			stages := jobStages(ctx, t, events, done.ID)
 			for _, want := range []string{"job.created:queued", "job.updated:fetching", "job.updated:extracting", "job.updated:chunking", "job.updated:embedding", "job.updated:done"} {
 				if !contains(stages, want) {
 					t.Fatalf("the first job's events %v lack %s", stages, want)
 				}
 			}
+			// An upload's stages, each reported once.
+			stages = jobStages(ctx, t, events, up.ID)
+			want := []string{"job.created:queued", "job.updated:queued", "job.updated:extracting", "job.updated:chunking", "job.updated:embedding", "job.updated:done"}
+			if d := cmp.Diff(want, stages); d != "" {
+				t.Fatalf("the upload's events (-want +got):\n%s", d)
+			}
 		})
+	}
+}
+
+// jobStages reads events until the job's done event and returns the
+// job's events as kind:stage.
+func jobStages(ctx context.Context, t *testing.T, events *feed.Subscription, id string) []string {
+	t.Helper()
+	var stages []string
+	for {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ev, err := events.Next(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("events of job %s: %v (saw %v)", id, err, stages)
+		}
+		if ev.JobID != id {
+			continue
+		}
+		stages = append(stages, ev.Kind+":"+stageOf(ev))
+		if strings.HasSuffix(stages[len(stages)-1], ":done") {
+			return stages
+		}
 	}
 }
 

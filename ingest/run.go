@@ -166,8 +166,10 @@ func (r *runner) do(ctx context.Context) error {
 		}
 	}
 
-	if err := r.stage(ctx, StageExtracting); err != nil {
-		return err
+	if r.j.Stage != StageExtracting { // an upload entered it to read its bytes
+		if err := r.stage(ctx, StageExtracting); err != nil {
+			return err
+		}
 	}
 	doc, err := extract.Extract(data, contentType, filename)
 	if err != nil {
