@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net/http"
 	"path"
 	"sort"
 	"strings"
@@ -56,9 +57,14 @@ func (d *Document) Text() string {
 }
 
 // Extract parses data of the given content type. When contentType is empty
-// or generic, the filename extension decides.
+// or generic, the filename extension decides, and without a known
+// extension the content's first bytes do (net/http's sniffing, and an
+// EPUB's mimetype entry).
 func Extract(data []byte, contentType, filename string) (*Document, error) {
 	mt := mediaType(contentType, filename)
+	if mt == "" {
+		mt = sniff(data)
+	}
 	var (
 		doc *Document
 		err error
@@ -119,6 +125,20 @@ func mediaType(contentType, filename string) string {
 	case mt == "text/x-markdown":
 		return "text/markdown"
 	}
+	return mt
+}
+
+// epubMagic is where an EPUB's first zip entry, the uncompressed file
+// "mimetype", names its type.
+const epubMagic = "mimetypeapplication/epub+zip"
+
+// sniff names data's type from its first bytes, for content that came
+// with neither a specific type nor a known extension.
+func sniff(data []byte) string {
+	if len(data) >= 30+len(epubMagic) && string(data[30:30+len(epubMagic)]) == epubMagic {
+		return "application/epub+zip"
+	}
+	mt, _, _ := mime.ParseMediaType(http.DetectContentType(data))
 	return mt
 }
 

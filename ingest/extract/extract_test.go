@@ -85,7 +85,8 @@ func TestBadInput(t *testing.T) {
 		{"{", "application/json", "", ErrCorrupt},
 		{"null", "application/json", "", ErrEmpty},
 		{"x", "application/x-unknown", "", ErrUnsupported},
-		{"x", "", "file.bin", ErrUnsupported},
+		{"\x00\x01\x02\x03", "", "file.bin", ErrUnsupported},
+		{"PK\x03\x04\x14\x00", "application/octet-stream", "", ErrUnsupported},
 	}
 	for _, c := range cases {
 		_, err := Extract([]byte(c.data), c.ct, c.name)

@@ -111,7 +111,11 @@ func epub(t testing.TB, files map[string]string) []byte {
 		if !ok {
 			continue
 		}
-		w, err := zw.Create(name)
+		h := &zip.FileHeader{Name: name, Method: zip.Deflate}
+		if name == "mimetype" { // stored first and uncompressed, as the EPUB spec asks
+			h.Method = zip.Store
+		}
+		w, err := zw.CreateHeader(h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,4 +191,24 @@ func FuzzExtractEPUB(f *testing.F) {
 			t.Fatal("nil error with no sections")
 		}
 	})
+}
+
+// TestSniff: content with neither a type nor a known extension is named
+// by its first bytes.
+func TestSniff(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		data []byte
+		want string
+	}{
+		{[]byte("Plain notes\nwith two lines"), "text/plain"},
+		{[]byte("<!DOCTYPE html><html><head><title>T</title></head><body><article><h1>T</h1><p>" + strings.Repeat("Body text of the page. ", 20) + "</p></article></body></html>"), "text/html"},
+		{epub(t, sampleEPUB), "application/epub+zip"},
+		{samplePDF(), "application/pdf"},
+	} {
+		doc, err := Extract(c.data, "application/octet-stream", "upload")
+		if err != nil || doc.ContentType != c.want {
+			t.Errorf("Extract(%.20q) = %v, %v; want %s", c.data, doc, err, c.want)
+		}
+	}
 }
