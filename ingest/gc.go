@@ -3,29 +3,38 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
 )
 
-// CollectGarbage deletes the original bytes no entity needs any more:
-// bytes whose every ingestion ended done with an entity that has since
-// been purged. Bytes of a live job, of a failed or cancelled one (it may
-// be retried) and of an existing entity stay. It returns how many objects
-// it deleted. The server runs it hourly; pgm-admin purge runs it after a
-// purge.
+// CollectGarbage deletes the original bytes no entity or retry needs any
+// more: bytes whose every ingestion either ended done with an entity that
+// has since been purged or failed (or was cancelled) longer ago than
+// Config.KeepFailed. Bytes of a live job, of a recently failed or
+// cancelled one (it may be retried) and of an existing entity stay. It
+// returns how many objects it deleted. The server runs it hourly;
+// pgm-admin purge runs it after a purge.
 func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
 	keep := map[string]bool{}
-	owners := map[string][]uuid.UUID{} // digest -> entities of its done jobs
+	owners := map[string][]uuid.UUID{} // digest -> entities of its done jobs (none: only expired failures)
+	expired := time.Now().Add(-s.cfg.KeepFailed)
 	err := s.eachJob(ctx, func(j *driver.Job) {
 		sha := j.SHA256
 		if sha == "" {
 			return
 		}
-		if j.Status == driver.JobDone && j.EntityID != nil {
+		switch {
+		case j.Status == driver.JobDone && j.EntityID != nil:
 			owners[sha] = append(owners[sha], *j.EntityID)
-		} else {
+		case (j.Status == driver.JobFailed || j.Status == driver.JobCancelled) &&
+			j.FinishedAt != nil && j.FinishedAt.Before(expired):
+			if _, ok := owners[sha]; !ok {
+				owners[sha] = nil // a candidate that no entity needs
+			}
+		default:
 			keep[sha] = true
 		}
 	})
@@ -66,7 +75,7 @@ func (s *Service) CollectGarbage(ctx context.Context) (int, error) {
 		n++
 	}
 	if n > 0 {
-		s.log.Info("deleted the original bytes of purged entities", "objects", n)
+		s.log.Info("deleted original bytes no entity or retry needs", "objects", n)
 	}
 	return n, nil
 }

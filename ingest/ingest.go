@@ -86,6 +86,12 @@ type Config struct {
 	// and keyword-findable, and its embedding follows when the provider
 	// answers. Default 2 minutes.
 	EmbedWait time.Duration
+	// KeepFailed is how long the original bytes of a failed or cancelled
+	// job are kept for a retry (INGEST_KEEP_FAILED_DAYS); garbage
+	// collection deletes them afterwards, and a retry of an upload then
+	// fails saying its content is gone (a URL is fetched again). Default
+	// 30 days.
+	KeepFailed time.Duration
 	// Logger receives operational logs. Default: discard.
 	Logger *slog.Logger
 }
@@ -114,6 +120,9 @@ func (c *Config) defaults() {
 	}
 	if c.EmbedWait <= 0 {
 		c.EmbedWait = 2 * time.Minute
+	}
+	if c.KeepFailed <= 0 {
+		c.KeepFailed = 30 * 24 * time.Hour
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

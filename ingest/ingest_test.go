@@ -530,3 +530,39 @@ func TestIngestSectionsInSearch(t *testing.T) {
 		t.Fatalf("section %q, want %q (chunk %q)", got, "Handbook › Travel", res.Results[0].ChunkContent)
 	}
 }
+
+// TestIngestFailedBytesExpire: a failed upload's bytes stay for a retry,
+// and garbage collection deletes them once Config.KeepFailed has passed;
+// a retry then fails saying the content is gone.
+func TestIngestFailedBytesExpire(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	const keep = 2 * time.Second
+	e := newEnv(t, "sqlite", true, func(c *ingest.Config) { c.KeepFailed = keep })
+	start := time.Now()
+	bad := e.wait(e.c, must(e.svc.Submit(ctx, e.c, ingest.Input{Body: strings.NewReader("\x00\x01\x02\x03 binary"), Filename: "blob.bin"})))
+	ended := time.Now()
+	if bad.Status != driver.JobFailed || !strings.Contains(bad.Error, "application/octet-stream") {
+		t.Fatalf("binary upload: %+v", bad)
+	}
+	n, err := e.svc.CollectGarbage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) < keep && n != 0 {
+		t.Fatalf("a fresh failure's bytes were deleted (%d objects)", n)
+	}
+	time.Sleep(time.Until(ended.Add(keep + 100*time.Millisecond)))
+	if n, err := e.svc.CollectGarbage(ctx); err != nil || n != 1 {
+		t.Fatalf("after %v: %d deleted (%v), want 1", keep, n, err)
+	}
+	if _, err := e.raw.Open(ctx, bad.SHA256); !errors.Is(err, raw.ErrNotFound) {
+		t.Fatalf("the expired failure's bytes: %v", err)
+	}
+	if _, err := e.svc.Retry(ctx, e.c, uuid.MustParse(bad.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.wait(e.c, bad); r.Status != driver.JobFailed || !strings.Contains(r.Error, "gone") {
+		t.Fatalf("retry after expiry: %+v", r)
+	}
+}

@@ -114,6 +114,9 @@ type Env struct {
 	// may take it over, e.g. after the first died (INGEST_LEASE_SECONDS,
 	// default 120; each job step renews it).
 	IngestLease time.Duration
+	// IngestKeepFailed is how long a failed or cancelled job's original
+	// bytes are kept for a retry (INGEST_KEEP_FAILED_DAYS, default 30).
+	IngestKeepFailed time.Duration
 
 	// TLSCertFile and TLSKeyFile, both set, make the server speak HTTPS
 	// with this PEM pair (TLS_CERT_FILE, TLS_KEY_FILE), reloaded when the
@@ -333,6 +336,11 @@ func (e *Env) parseOps(get Getenv) error {
 		return err
 	}
 	e.IngestLease = time.Duration(leaseSecs) * time.Second
+	keepDays, err := intVar(get, "INGEST_KEEP_FAILED_DAYS", 30, 1, 3650)
+	if err != nil {
+		return err
+	}
+	e.IngestKeepFailed = time.Duration(keepDays) * 24 * time.Hour
 	e.BootstrapKeyFile = strings.TrimSpace(get("BOOTSTRAP_KEY_FILE"))
 	if e.BootstrapKeyFile == "" && e.DataDir != "" {
 		e.BootstrapKeyFile = filepath.Join(e.DataDir, "bootstrap-admin.key")

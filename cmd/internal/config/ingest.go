@@ -39,7 +39,7 @@ func (env *Env) IngestServices(log *slog.Logger) (func(*postgram.Admin) (*ingest
 			store = sub
 		}
 		return ingest.New(admin, ingest.Config{Raw: store, Fetcher: f, MaxBytes: env.IngestMaxBytes,
-			Concurrency: env.IngestConcurrency, Lease: env.IngestLease, Logger: log.With("workspace", admin.Workspace())})
+			Concurrency: env.IngestConcurrency, Lease: env.IngestLease, KeepFailed: env.IngestKeepFailed, Logger: log.With("workspace", admin.Workspace())})
 	}, nil
 }
 

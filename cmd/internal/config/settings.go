@@ -63,6 +63,7 @@ func (e *Env) Settings() []Setting {
 		{"INGEST_ALLOW_PRIVATE", strconv.FormatBool(e.IngestAllowPrivate)},
 		{"INGEST_CONCURRENCY", strconv.Itoa(e.IngestConcurrency)},
 		{"INGEST_LEASE_SECONDS", strconv.Itoa(int(e.IngestLease.Seconds()))},
+		{"INGEST_KEEP_FAILED_DAYS", strconv.Itoa(int(e.IngestKeepFailed.Hours() / 24))},
 		{"RAW_STORE_URL", redactURL(e.RawStoreURL)},
 		{"LOG_LEVEL", e.LogLevel.String()},
 		{"API_KEY_PEPPER", secret(e.KeyPepper)},
