@@ -342,6 +342,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 	var scored *rank.Scoring
 	if plan != nil {
 		scored = rank.Score(plan, cands, params)
+		defer scored.Release()
 		unsettled = scored.Unsettled
 	}
 	if lazy {
@@ -354,7 +355,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (*SearchResponse
 		why   []*Explanation
 	)
 	if plan != nil {
-		rs := scored.Fuse()
+		rs := scored.Fuse(p.limit)
 		fused = make([]fusion.Result, len(rs))
 		for i := range rs {
 			fused[i] = rs[i].Result

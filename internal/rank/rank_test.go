@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -254,7 +255,7 @@ func TestScoringPrefersTheNamedEntity(t *testing.T) {
 	c.add(meeting, "Weekly sync with Dana Whitfield, Omar and Priya about the roadmap and Dana Whitfield's plan.", "Weekly sync with Dana Whitfield", 2)
 	c.add(person, "Dana Whitfield is a staff engineer on the platform team.", "Dana Whitfield", 2)
 	fp := fusion.Params{Terms: 2, Threshold: 0.3, Now: time.Now()}
-	got := order(Score(c.pl, c.cands, fp).Fuse())
+	got := order(Score(c.pl, c.cands, fp).Fuse(0))
 	if diff := cmp.Diff([]uuid.UUID{person, meeting}, got); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
@@ -269,7 +270,7 @@ func TestScoringCoverage(t *testing.T) {
 	c.add(common, "rotation rotation rotation schedule", "schedule", 1)
 	fp := fusion.Params{Terms: 2, Threshold: 0.3, Now: time.Now()}
 	s := Score(c.pl, c.cands, fp)
-	got := order(s.Fuse())
+	got := order(s.Fuse(0))
 	// All pass the seed gate (half the terms); the one matching both ranks
 	// first, and the rare term outweighs the common one.
 	if diff := cmp.Diff([]uuid.UUID{both, rare, common}, got); diff != "" {
@@ -279,7 +280,7 @@ func TestScoringCoverage(t *testing.T) {
 	// (1 of 3) but holds most of the IDF mass, so coverage admits it.
 	c3 := newCorpus([]string{"kestrel", "going", "right"}, map[string]int64{"kestrel": 5}, 1000)
 	c3.add(rare, "kestrel notes", "notes", 1)
-	if got := order(Score(c3.pl, c3.cands, fusion.Params{Terms: 3, Threshold: 0.3, Now: time.Now()}).Fuse()); len(got) != 1 {
+	if got := order(Score(c3.pl, c3.cands, fusion.Params{Terms: 3, Threshold: 0.3, Now: time.Now()}).Fuse(0)); len(got) != 1 {
 		t.Errorf("a chunk holding the only term present in the workspace is eligible, got %d results", len(got))
 	}
 }
@@ -301,8 +302,50 @@ func TestUnsettled(t *testing.T) {
 	if got := s.Unsettled(10); got != nil {
 		t.Errorf("Unsettled after settling = %v", got)
 	}
-	if got := order(s.Fuse()); len(got) != 2 || got[0] != b {
+	if got := order(s.Fuse(0)); len(got) != 2 || got[0] != b {
 		t.Errorf("Fuse = %v, want b first of 2", got)
+	}
+}
+
+// TestScoringReleased: a Scoring made from the arrays another one
+// released (more entities and terms than it needs) scores as a fresh one
+// does, and Fuse's limit keeps the order.
+func TestScoringReleased(t *testing.T) {
+	t.Parallel()
+	big := newCorpus([]string{"kestrel", "rotation", "plan"}, map[string]int64{"kestrel": 5, "rotation": 300, "plan": 40}, 1000)
+	for i := range 40 {
+		big.add(uuid.New(), fmt.Sprintf("kestrel rotation plan %d kestrel", i), "plan", 3)
+	}
+	small := func() *corpus {
+		a, b := uuid.New(), uuid.New()
+		c := newCorpus([]string{"dana"}, map[string]int64{"dana": 20}, 1000)
+		c.add(a, "Meeting notes that mention dana twice: dana.", "Meeting notes", 1)
+		c.add(b, "Dana is a staff engineer.", "Dana", 1)
+		return c
+	}()
+	fp := fusion.Params{Terms: 1, Threshold: 0.3, Now: time.Now()}
+	fresh := Score(small.pl, small.cands, fp)
+	want := fresh.Fuse(0)
+	for range 3 {
+		b := Score(big.pl, big.cands, fusion.Params{Terms: 3, Threshold: 0.3, Now: time.Now()})
+		if n := len(b.Fuse(0)); n != 40 {
+			t.Fatalf("the big corpus fused %d results", n)
+		}
+		if top := b.Fuse(5); len(top) != 5 || !cmp.Equal(order(top), order(b.Fuse(0))[:5]) {
+			t.Fatalf("Fuse(5) = %v", order(top))
+		}
+		b.Release()
+		s := Score(small.pl, small.cands, fp)
+		got := s.Fuse(0)
+		if d := cmp.Diff(order(want), order(got)); d != "" {
+			t.Fatalf("order after a release (-fresh +reused):\n%s", d)
+		}
+		for i := range got {
+			if got[i].Score != want[i].Score || got[i].Why != want[i].Why {
+				t.Fatalf("result %d after a release: %+v, fresh %+v", i, got[i], want[i])
+			}
+		}
+		s.Release()
 	}
 }
 

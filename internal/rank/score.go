@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/google/uuid"
@@ -287,23 +288,67 @@ type Scoring struct {
 	pl    *Plan
 	cands []fusion.Candidate
 	fp    fusion.Params
+	buf   *buffers
 	ents  []*entity
 	res   []Result // per entity
 	order []int    // entities, best first
 }
 
+// buffers are a Scoring's arrays, kept for the next search once the
+// Scoring is released: a search scores a few hundred entities, and
+// allocating their arrays anew each time was a fifth of a search's bytes.
+type buffers struct {
+	store  []entity
+	floats []float64
+	ints   []int32
+	fields []field
+	ents   []*entity
+	byKW   []*entity
+	res    []Result
+	order  []int
+	first  map[uuid.UUID]int32
+}
+
+var bufferPool = sync.Pool{New: func() any { return &buffers{first: map[uuid.UUID]int32{}} }}
+
+// sized returns s with length n, zeroed, reusing its array when it holds n.
+func sized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
 // Score scores the candidates. cands is kept: Fuse and Unsettled read the
-// similarities the caller fills in meanwhile.
+// similarities the caller fills in meanwhile. Release the Scoring when
+// done with it and with the results Fuse returned.
 func Score(pl *Plan, cands []fusion.Candidate, fp fusion.Params) *Scoring {
-	s := &Scoring{pl: pl, cands: cands, fp: fp, ents: pl.entities(cands)}
-	s.res = make([]Result, len(s.ents))
-	s.order = make([]int, len(s.ents))
+	b := bufferPool.Get().(*buffers)
+	s := &Scoring{pl: pl, cands: cands, fp: fp, buf: b, ents: pl.entities(b, cands)}
+	b.res = sized(b.res, len(s.ents))
+	b.order = sized(b.order, len(s.ents))
+	s.res, s.order = b.res, b.order
 	for i, e := range s.ents {
 		s.res[i] = pl.result(e, cands, fp)
 		s.order[i] = i
 	}
 	slices.SortFunc(s.order, func(a, b int) int { return cmpResult(&s.res[a].Result, &s.res[b].Result) })
 	return s
+}
+
+// Release hands the Scoring's arrays to the next search. Neither the
+// Scoring nor the results its Fuse returned may be used afterwards.
+func (s *Scoring) Release() {
+	if s.buf == nil {
+		return
+	}
+	clear(s.buf.ents) // drop the pointers into store
+	clear(s.buf.byKW)
+	clear(s.buf.res)
+	bufferPool.Put(s.buf)
+	*s = Scoring{}
 }
 
 // Fuse returns one result per eligible entity, best first. An entity is
@@ -314,10 +359,17 @@ func Score(pl *Plan, cands []fusion.Candidate, fp fusion.Params) *Scoring {
 // entity's keyword evidence relative to the best entity's + VectorWeight ×
 // its best chunk's similarity relative to the vector list's range; recency
 // multiplies it as in the seed ranking. Ties: the better keyword rank,
-// vector rank, then entity id.
-func (s *Scoring) Fuse() []Result {
-	out := make([]Result, 0, len(s.order))
+// vector rank, then entity id. It returns the first limit results (every
+// one when limit ≤ 0).
+func (s *Scoring) Fuse(limit int) []Result {
+	if limit <= 0 || limit > len(s.order) {
+		limit = len(s.order)
+	}
+	out := make([]Result, 0, limit)
 	for _, i := range s.order {
+		if len(out) == limit {
+			break
+		}
 		if s.pl.eligible(s.ents[i], s.cands, s.fp) {
 			r := s.res[i]
 			if c := s.cands[r.showing]; c.SimilarityPending != r.SimilarityPending || c.Similarity != r.Similarity {
@@ -368,23 +420,36 @@ func (s *Scoring) Unsettled(limit int) []int {
 
 // entities groups candidates by entity and scores their keyword evidence
 // (normalisation across entities is left to result).
-func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
+func (pl *Plan) entities(b *buffers, cands []fusion.Candidate) []*entity {
 	n := len(pl.Terms)
-	// Count the entities first, so their arrays come from one allocation
-	// each: a search scores up to a few hundred candidates.
-	first := make(map[uuid.UUID]int32, len(cands))
+	// Count the entities first, so their arrays come from one array each
+	// (b's, reused across searches): a search scores up to a few hundred
+	// candidates.
+	first := b.first
+	clear(first)
 	for i := range cands {
 		if _, ok := first[cands[i].EntityID]; !ok {
 			first[cands[i].EntityID] = int32(len(first))
 		}
 	}
 	m := len(first)
+	// Each entity's candidate list keeps its array from an earlier search.
+	if cap(b.store) < m {
+		b.store = append(b.store[:cap(b.store)], make([]entity, m-cap(b.store))...)
+	}
+	b.store = b.store[:m]
+	for i := range b.store {
+		b.store[i] = entity{cands: b.store[i].cands[:0]}
+	}
+	b.floats = sized(b.floats, 2*n*m)
+	b.ints = sized(b.ints, 2*n*m)
+	b.fields = sized(b.fields, n*m)
+	if cap(b.ents) < m {
+		b.ents = make([]*entity, 0, m)
+	}
 	var (
-		store  = make([]entity, m)
-		floats = make([]float64, 2*n*m)
-		ints   = make([]int32, 2*n*m)
-		fields = make([]field, n*m)
-		ents   = make([]*entity, 0, m)
+		store, floats, ints, fields = b.store, b.floats, b.ints, b.fields
+		ents                        = b.ents[:0]
 	)
 	carved := store // first[id] indexes it
 	carve := func() *entity {
@@ -409,7 +474,7 @@ func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 	for ci := range cands {
 		c := &cands[ci]
 		e := &carved[first[c.EntityID]]
-		if e.cands == nil {
+		if len(e.cands) == 0 {
 			// Not met yet (each met entity holds a candidate): entities
 			// are met in the order first numbered them, so carve it.
 			e = carve()
@@ -479,13 +544,15 @@ func (pl *Plan) entities(cands []fusion.Candidate) []*entity {
 	}
 	pl.normalise(ents)
 	// Keyword ranks: entities by keyword evidence.
-	byKW := slices.Clone(ents)
+	byKW := append(b.byKW[:0], ents...)
+	b.byKW = byKW
 	slices.SortStableFunc(byKW, func(a, b *entity) int { return cmp.Compare(b.comp.Keyword, a.comp.Keyword) })
 	for i, e := range byKW {
 		if e.comp.Keyword > 0 {
 			e.kwRank = i + 1
 		}
 	}
+	b.ents = ents
 	return ents
 }
 

@@ -91,11 +91,44 @@ func (vs *vecSet) alloc(n int) {
 
 func (vs *vecSet) len() int { return len(vs.rid) }
 
+// reserve makes room for n slots in every array, so that the appends of
+// put stay within capacity. Growing all of them at once by doubling (with
+// huge pages advised) copies the vectors less often than append's 1.25×
+// steps for large slices, whose fresh pages each faulted in one by one:
+// the copies were 3% of the CPU of a REST load that kept storing.
+func (vs *vecSet) reserve(n int) {
+	vs.rid = reserve(vs.rid, n)
+	vs.chunk = reserve(vs.chunk, n)
+	vs.ent = reserve(vs.ent, n)
+	vs.f32 = reserve(vs.f32, n*vs.dims)
+	vs.q8 = reserve(vs.q8, n*vs.stride)
+	vs.q4 = reserve(vs.q4, n*vs.stride4)
+	vs.ss = reserve(vs.ss, n)
+	vs.scale = reserve(vs.scale, n)
+	vs.errb = reserve(vs.errb, n)
+	vs.scale4 = reserve(vs.scale4, n)
+	vs.err4 = reserve(vs.err4, n)
+}
+
+// reserve returns s with capacity for n elements.
+func reserve[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s
+	}
+	t := make([]T, len(s), n)
+	copy(t, s)
+	adviseHuge(t[:n])
+	return t
+}
+
 // put stores (or replaces) the vector of chunk rid.
 func (vs *vecSet) put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
 	s, ok := vs.slot[rid]
 	if !ok {
 		s = int32(len(vs.rid))
+		if len(vs.rid) == cap(vs.rid) {
+			vs.reserve(max(2*len(vs.rid), 64))
+		}
 		vs.slot[rid] = s
 		vs.byChunk[chunk] = s
 		vs.rid = append(vs.rid, rid)
