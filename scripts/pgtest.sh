@@ -9,7 +9,8 @@
 #   scripts/pgtest.sh dsn       print the DSN
 #
 # Environment: PGTEST_DIR (default /tmp/postgram-pgtest), PGTEST_PORT (default 55432),
-# PGTEST_REPLICA_PORT (default PGTEST_PORT+1; the replica lives in PGTEST_DIR-replica),
+# PGTEST_REPLICA_PORT (default PGTEST_PORT+2, clear of scripts/run.sh's 55433; the replica lives in
+# PGTEST_DIR-replica),
 # PGTEST_DURABLE=1 keeps fsync on (scripts/run.sh uses it for real data).
 # The cluster trusts local connections and listens only on 127.0.0.1.
 set -euo pipefail
@@ -20,7 +21,7 @@ DIR=${PGTEST_DIR:-/tmp/postgram-pgtest}
 PORT=${PGTEST_PORT:-55432}
 DSN="postgres://postgres@127.0.0.1:$PORT/postgres?sslmode=disable"
 RDIR=$DIR-replica
-RPORT=${PGTEST_REPLICA_PORT:-$((PORT + 1))}
+RPORT=${PGTEST_REPLICA_PORT:-$((PORT + 2))}
 RDSN="postgres://postgres@127.0.0.1:$RPORT/postgres?sslmode=disable"
 
 log() { echo "pgtest: $*" >&2; }
