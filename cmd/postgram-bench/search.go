@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/query"
@@ -56,6 +58,7 @@ type searchOptions struct {
 	weights        *postgram.RankingWeights
 	noExplain      bool
 	only           string
+	recall         int
 	targets        bool
 	targetMS       float64
 	assert         bool
@@ -92,6 +95,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.StringVar(&o.only, "profiles", "", "comma-separated profile names to run (default all six)")
 	fs.BoolVar(&o.targets, "targets", false, "print whether each profile's p95 excluding the time inside the (stub) provider meets --target-ms")
 	fs.Float64Var(&o.targetMS, "target-ms", 10, "latency target for --targets, in milliseconds")
+	fs.IntVar(&o.recall, "recall", 0, "also measure the vector branch's recall@10 against exact ranking over this many unique queries (each exact ranking scans every vector)")
 	fs.BoolVar(&o.assert, "assert", false, "with --targets (implied): exit with status 3 when a profile misses the target")
 	code := parseFlags(fs, args, func() error {
 		switch {
@@ -254,6 +258,11 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	}
 	if !o.noExplain {
 		if err := b.explain(ctx, profiles); err != nil {
+			return 0, err
+		}
+	}
+	if o.recall > 0 {
+		if err := b.recall(ctx, profiles); err != nil {
 			return 0, err
 		}
 	}
@@ -834,4 +843,89 @@ func (e *timedEmbedder) EmbedBatch(ctx context.Context, texts []string) ([][]flo
 	t0 := time.Now()
 	defer func() { e.inside.Add(int64(time.Since(t0))) }()
 	return e.Embedder.EmbedBatch(ctx, texts)
+}
+
+// recall measures the vector branch as searches use it (the HNSW scan
+// asked for vectorTarget rows) against exact cosine ranking: recall@10 is
+// the share of the exact top 10 found in the ANN answer's top 10.
+func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) error {
+	var queries []string
+	for _, p := range profiles {
+		if p.name == "cold_unique_queries" {
+			for _, q := range append(p.measure, p.warmup...) {
+				queries = append(queries, q.Query)
+			}
+		}
+	}
+	queries = queries[:min(b.o.recall, len(queries))]
+	b.logf("recall: %d queries, exact ranking for each", len(queries))
+	var recalls []float64
+	var annT, exactT []time.Duration
+	for i, q := range queries {
+		vecs, err := b.emb.EmbedBatch(ctx, []string{q})
+		if err != nil {
+			return err
+		}
+		top := func(strategy driver.Strategy, limit int) ([]uuid.UUID, time.Duration, error) {
+			start := time.Now()
+			res, err := b.st.VectorSearch(ctx, workspace, driver.VectorQuery{ModelID: b.modelID, Vector: vecs[0], Limit: limit, Strategy: strategy})
+			if err != nil {
+				return nil, 0, fmt.Errorf("recall, %s search: %w", strategy, err)
+			}
+			var ids []uuid.UUID
+			for _, h := range res.Hits[:min(10, len(res.Hits))] {
+				ids = append(ids, h.ChunkID)
+			}
+			return ids, time.Since(start), nil
+		}
+		ann, a, err := top(driver.StrategyHNSW, vectorTarget)
+		if err != nil {
+			return err
+		}
+		exact, e, err := top(driver.StrategyExact, 10)
+		if err != nil {
+			return err
+		}
+		found := 0
+		for _, id := range exact {
+			if slices.Contains(ann, id) {
+				found++
+			}
+		}
+		if len(exact) > 0 {
+			recalls = append(recalls, float64(found)/float64(len(exact)))
+		}
+		annT, exactT = append(annT, a), append(exactT, e)
+		if (i+1)%10 == 0 {
+			b.logf("recall: %d/%d queries", i+1, len(queries))
+		}
+	}
+	mean := 0.0
+	for _, r := range recalls {
+		mean += r
+	}
+	if len(recalls) > 0 {
+		mean /= float64(len(recalls))
+	}
+	slices.Sort(recalls)
+	fmt.Fprintf(b.out, "\n== vector recall@10 against exact ranking (%d queries, HNSW asked for %d rows) ==\n", len(recalls), vectorTarget)
+	if len(recalls) == 0 {
+		fmt.Fprintln(b.out, "no query returned an exact answer")
+		return nil
+	}
+	fmt.Fprintf(b.out, "mean %.3f, lowest %.1f, queries with every exact top-10 row found %d\n", mean, recalls[0], countAtLeast(recalls, 1))
+	slices.Sort(annT)
+	slices.Sort(exactT)
+	fmt.Fprintf(b.out, "HNSW p50 %s, exact p50 %s\n", percentile(annT, 50).Round(10*time.Microsecond), percentile(exactT, 50).Round(10*time.Microsecond))
+	return nil
+}
+
+func countAtLeast(xs []float64, v float64) int {
+	n := 0
+	for _, x := range xs {
+		if x >= v {
+			n++
+		}
+	}
+	return n
 }
