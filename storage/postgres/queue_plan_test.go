@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postgram-go/postgram/driver"
-	"github.com/postgram-go/postgram/internal/pgtest"
 )
 
 // TestQueueClaimsNeedNoSort: a claim reads its queue's index in the
@@ -19,11 +18,7 @@ import (
 func TestQueueClaimsNeedNoSort(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := Open(ctx, Config{URL: pgtest.Schema(t), MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openSmall(t)
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}

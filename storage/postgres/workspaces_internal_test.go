@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/postgram-go/postgram/internal/pgtest"
 )
 
 // TestWorkspaceTablesCoverTheSchema: DeleteWorkspace empties every table
@@ -16,11 +14,7 @@ import (
 func TestWorkspaceTablesCoverTheSchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := Open(ctx, Config{URL: pgtest.Schema(t), MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openSmall(t)
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
