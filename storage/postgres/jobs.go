@@ -437,12 +437,12 @@ func (s *Store) sequenceEvents(ctx context.Context, ws string) error {
 // the log's lock.
 const numberSQL = `WITH base AS (
 		SELECT coalesce(max(seq), 0) AS b FROM events WHERE workspace_id = $1 AND seq IS NOT NULL
-	), todo AS (
-		SELECT id, row_number() OVER (ORDER BY id) AS rn FROM events
+	), todo AS MATERIALIZED (
+		SELECT ctid AS ct, row_number() OVER (ORDER BY id) AS rn FROM events
 		WHERE workspace_id = $1 AND seq IS NULL ORDER BY id LIMIT 10000
 	), upd AS (
 		UPDATE events e SET seq = base.b + todo.rn FROM todo, base
-		WHERE e.workspace_id = $1 AND e.id = todo.id RETURNING 1
+		WHERE e.ctid = todo.ct AND e.workspace_id = $1 RETURNING 1
 	), c AS (SELECT count(*) AS n FROM upd)
 	SELECT n, CASE WHEN n > 0 THEN pg_notify($2, $3) END IS NULL FROM c`
 
