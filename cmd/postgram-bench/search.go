@@ -872,8 +872,14 @@ func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) erro
 			if err != nil {
 				return nil, 0, fmt.Errorf("recall, %s search: %w", strategy, err)
 			}
+			// An ANN scan with relaxed order returns its rows roughly
+			// sorted (searches re-sort them): rank them as a search does.
+			hits := slices.Clone(res.Hits)
+			slices.SortStableFunc(hits, func(a, b driver.VectorHit) int {
+				return cmp.Compare(b.Similarity, a.Similarity)
+			})
 			var ids []uuid.UUID
-			for _, h := range res.Hits[:min(10, len(res.Hits))] {
+			for _, h := range hits[:min(10, len(hits))] {
 				ids = append(ids, h.ChunkID)
 			}
 			return ids, time.Since(start), nil
