@@ -325,16 +325,16 @@ func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.Cha
 }
 
 // eventsCommitted is called once a transaction that inserted events has
-// committed, before the write returns: it numbers them (and whatever else
-// committed meanwhile) and wakes the readers when the log's lock is free,
-// and otherwise leaves them to the store's numberer, one goroutine that
-// numbers each workspace's pending events in one statement per round, so
-// a burst of concurrent writes is numbered together and no writer waits
-// for the lock (writers waiting for it to number their own events
-// serialised on it: 1,180 stores/s fell to 150-390). A reader numbers
-// what is still pending before it reads (EventsAfter, LastEventSeq), so a
-// write's events are readable once it returns; events whose writer died
-// are numbered by the next reader or write.
+// committed, before the write returns. It leaves the numbering to the
+// store's numberer, one goroutine that numbers each workspace's pending
+// events in one statement per round, so a burst of concurrent writes is
+// numbered together and no writer spends round trips on the log's lock
+// (writers waiting for it to number their own events serialised on it:
+// 1,180 stores/s fell to 150-390; writers trying it took four round trips
+// per write). A reader numbers what is still pending before it reads
+// (EventsAfter, LastEventSeq, waiting for the lock), so a write's events
+// are readable once it returns; events whose writer died are numbered by
+// the next reader or numbering.
 func (s *Store) eventsCommitted(ctx context.Context, ws string) {
 	// The write committed: reads of ws by this process must see it, so a
 	// replica serves them only once it has replayed it (positions; the
@@ -342,11 +342,7 @@ func (s *Store) eventsCommitted(ctx context.Context, ws string) {
 	if s.positions != nil {
 		s.positions.wrote(ws)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(withWS(ctx, ws)), 30*time.Second)
-	defer cancel()
-	if got, err := s.tryNumber(ctx, ws); err != nil || !got {
-		s.numbering.request(ws)
-	}
+	s.numbering.request(ws)
 }
 
 // numberer numbers committed events off the write path (eventsCommitted).
@@ -446,29 +442,10 @@ const numberSQL = `WITH base AS (
 	), c AS (SELECT count(*) AS n FROM upd)
 	SELECT n, CASE WHEN n > 0 THEN pg_notify($2, $3) END IS NULL FROM c`
 
-// tryNumber numbers the workspace's pending events if the log's lock is
-// free, and reports whether it was. The numbering statement runs after
-// the lock is taken, so it sees the previous holder's numbers.
-func (s *Store) tryNumber(ctx context.Context, ws string) (bool, error) {
-	var got bool
-	var n int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended('postgram.events:' || $1, 0))`, ws).Scan(&got); err != nil || !got {
-			return err
-		}
-		var ignored bool
-		return tx.QueryRow(ctx, numberSQL, ws, s.cfg.NotifyChannel, EventChannelPrefix+ws).Scan(&n, &ignored)
-	})
-	if err == nil && n > 0 {
-		s.eventSignal.Notify(ws)
-	}
-	return got, err
-}
-
 // EventsAfter implements driver.EventStorage. One round trip reads the
-// log and asks whether events wait for their numbers too long (their
-// writer failed to number them, or died): those are numbered and the log
-// read again.
+// log and asks whether events wait for their numbers (the numberer has
+// not reached them yet, or their writer died): those are numbered and the
+// log read again.
 func (s *Store) EventsAfter(ctx context.Context, ws string, after int64, limit int) ([]driver.ChangeEvent, int64, error) {
 	ctx = withWS(ctx, ws)
 	if limit <= 0 {
@@ -487,17 +464,13 @@ func (s *Store) EventsAfter(ctx context.Context, ws string, after int64, limit i
 			return nil, 0, fmt.Errorf("postgres: event log: %w", mapErr(err))
 		}
 		if pending && try == 0 {
-			// Number what is pending if the log's lock is free; a holder is
-			// numbering now (the numberer, a writer) and its numbers wake
-			// this reader again. Seqs become visible in order either way,
-			// so a reader never skips an event.
+			// Number what is pending first, waiting for the log's lock
+			// if the numberer holds it: every write that returned before
+			// this read is then numbered and read. Seqs become visible in
+			// order, so a reader never skips an event.
 			br.Close()
-			got, err := s.tryNumber(ctx, ws)
-			if err != nil {
+			if err := s.sequenceEvents(ctx, ws); err != nil {
 				return nil, 0, fmt.Errorf("postgres: sequence events: %w", mapErr(err))
-			}
-			if !got {
-				s.numbering.request(ws)
 			}
 			continue
 		}
