@@ -120,7 +120,7 @@ func (s *Store) CreateEntity(ctx context.Context, ws string, e *driver.Entity, c
 		}
 		return fmt.Errorf("postgres: create entity: %w", mapErr(err))
 	}
-	s.eventsCommitted(ctx, ws)
+	s.eventsCommitted(ws)
 	return nil
 }
 
@@ -194,7 +194,7 @@ func (s *Store) UpdateEntity(ctx context.Context, ws string, e *driver.Entity, e
 		}
 		return fmt.Errorf("postgres: update entity: %w", mapErr(err))
 	}
-	s.eventsCommitted(ctx, ws)
+	s.eventsCommitted(ws)
 	return nil
 }
 

@@ -73,7 +73,7 @@ func (s *Store) CompleteExtraction(ctx context.Context, ws string, r driver.Extr
 		return 0, false, fmt.Errorf("postgres: complete extraction: %w", mapErr(err))
 	}
 	if ok {
-		s.eventsCommitted(ctx, ws)
+		s.eventsCommitted(ws)
 	}
 	return written, ok, nil
 }

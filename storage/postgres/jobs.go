@@ -335,7 +335,7 @@ func (s *Store) AppendEvents(ctx context.Context, ws string, events []driver.Cha
 // (EventsAfter, LastEventSeq, waiting for the lock), so a write's events
 // are readable once it returns; events whose writer died are numbered by
 // the next reader or numbering.
-func (s *Store) eventsCommitted(ctx context.Context, ws string) {
+func (s *Store) eventsCommitted(ws string) {
 	// The write committed: reads of ws by this process must see it, so a
 	// replica serves them only once it has replayed it (positions; the
 	// tracer cannot tell a write whose statement is a SELECT).

@@ -203,7 +203,7 @@ func (s *Store) WriteBatch(ctx context.Context, ws string, ops []driver.BatchOp)
 		}
 		return fmt.Errorf("postgres: write batch: %w", mapErr(err))
 	}
-	s.eventsCommitted(ctx, ws)
+	s.eventsCommitted(ws)
 	return nil
 }
 

@@ -64,7 +64,7 @@ func (s *Store) PurgeEntities(ctx context.Context, ws string, ids []uuid.UUID, a
 	if err != nil {
 		return driver.PurgeCounts{}, fmt.Errorf("postgres: purge: %w", mapErr(err))
 	}
-	s.eventsCommitted(ctx, ws)
+	s.eventsCommitted(ws)
 	return n, nil
 }
 

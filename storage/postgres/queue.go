@@ -146,7 +146,7 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 	if err != nil {
 		return fmt.Errorf("postgres: complete embedding: %w", mapErr(err))
 	}
-	s.eventsCommitted(ctx, ws)
+	s.eventsCommitted(ws)
 	return nil
 }
 
