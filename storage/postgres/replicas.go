@@ -24,10 +24,12 @@ import (
 // Writes are noticed by the primary pool's tracer (a statement that
 // changed rows, or a COMMIT, marks the statement's workspace), with no
 // round trip of their own. The first read after a workspace's writes asks
-// the primary for its WAL position (pg_current_wal_lsn(), which is at or
-// past every commit that returned); a replica serves the read if its
-// replay position (pg_last_wal_replay_lsn(), remembered, asked again only
-// when it is behind) has reached it. A replica that cannot be reached, or
+// the primary for its WAL insert position (pg_current_wal_insert_lsn(),
+// which is past every commit that returned, even one made with
+// synchronous_commit off, whose commit record may not be written out yet:
+// pg_current_wal_lsn(), the write position, can be behind it); a replica
+// serves the read if its replay position (pg_last_wal_replay_lsn(),
+// remembered, asked again only when it is behind) has reached it. A replica that cannot be reached, or
 // that cancels a query in conflict with recovery, gets the read sent to the
 // primary instead, and is left alone for a few seconds after a connection
 // failure: reads never fail because of a replica.
@@ -108,7 +110,7 @@ func (s *Store) need(ctx context.Context, ws string) (uint64, error) {
 	}
 	p.mu.Unlock()
 	var text string
-	if err := s.pool.QueryRow(storeWide(ctx), "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
+	if err := s.pool.QueryRow(storeWide(ctx), "SELECT pg_current_wal_insert_lsn()::text").Scan(&text); err != nil {
 		return 0, err
 	}
 	lsn, err := parseLSN(text)
