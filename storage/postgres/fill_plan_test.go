@@ -1,0 +1,84 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/postgram-go/postgram"
+	"github.com/postgram-go/postgram/driver"
+)
+
+// TestKeywordFillGenericPlan: the keyword fill runs with a generic plan
+// (planned once per connection, never per call) inside a transaction of
+// its own, and leaves its connection as it found it: no transaction open,
+// plan_cache_mode back to the session's (a leaked setting would give every
+// later statement on the connection a generic plan).
+func TestKeywordFillGenericPlan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openSmall(t)
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for _, text := range []string{"alpha bravo charlie", "bravo delta", "charlie echo alpha"} {
+		e := &postgram.Entity{ID: uuid.New(), Type: postgram.TypeMemory, Content: text, Visibility: postgram.VisibilityWork,
+			Status: postgram.StatusActive, Version: 1, EnrichmentStatus: postgram.StageSkipped, ExtractionStatus: postgram.StageSkipped,
+			CreatedAt: now, UpdatedAt: now}
+		if err := st.CreateEntity(ctx, "default", e, []driver.ChunkInput{{ID: uuid.New(), Content: text}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := driver.KeywordFillQuery{Terms: []string{"alpha", "bravo"}, Order: []int{0, 1}, Limit: 10, Features: true,
+		Heads: 4, HeadTerms: []int{0, 1}}
+	for i := range 8 { // past the five custom plans PostgreSQL tries in auto mode
+		res, err := st.KeywordFill(ctx, "default", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 3 || res.Conjunction != 1 {
+			t.Fatalf("call %d: %d hits, %d in the conjunction; want 3 and 1", i, len(res.Hits), res.Conjunction)
+		}
+	}
+	// Every connection of the pool (two) is idle, in auto mode, and its
+	// prepared fill has been planned generically only.
+	var conns []interface{ Release() }
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	generic := int64(0)
+	for range 2 {
+		c, err := st.pool.Acquire(withWS(ctx, "default"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if s := c.Conn().PgConn().TxStatus(); s != 'I' {
+			t.Errorf("a connection is left in transaction state %q", s)
+		}
+		var mode string
+		if err := c.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode != "auto" {
+			t.Errorf("plan_cache_mode leaked to the session: %q", mode)
+		}
+		var g, cu int64
+		if err := c.QueryRow(ctx, `SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)
+			FROM pg_prepared_statements WHERE statement LIKE 'WITH RECURSIVE tq AS%'`).Scan(&g, &cu); err != nil {
+			t.Fatal(err)
+		}
+		if cu != 0 {
+			t.Errorf("the fill was planned for %d calls (custom plans); want generic plans only", cu)
+		}
+		generic += g
+	}
+	if generic != 8 {
+		t.Errorf("%d fills ran generic plans; want all 8", generic)
+	}
+}
