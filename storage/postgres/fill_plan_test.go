@@ -68,6 +68,13 @@ func TestKeywordFillGenericPlan(t *testing.T) {
 		if mode != "auto" {
 			t.Errorf("plan_cache_mode leaked to the session: %q", mode)
 		}
+		var workers string
+		if err := c.QueryRow(ctx, "SHOW max_parallel_workers_per_gather").Scan(&workers); err != nil {
+			t.Fatal(err)
+		}
+		if workers != "0" {
+			t.Errorf("max_parallel_workers_per_gather = %s on the store's connections; want 0 (parallel plans cost more than these queries)", workers)
+		}
 		var g, cu int64
 		if err := c.QueryRow(ctx, `SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)
 			FROM pg_prepared_statements WHERE statement LIKE 'WITH RECURSIVE tq AS%'`).Scan(&g, &cu); err != nil {

@@ -704,8 +704,10 @@ func (s *Store) keywordFill(ctx context.Context, ws string, q driver.KeywordFill
 // clients served 80-82 searches/s before and 91-94 after (three
 // alternating pairs). It ends with ROLLBACK, not COMMIT: nothing was
 // written, and a COMMIT would count as a write for the read replicas'
-// positions.
-const genericPlanBegin = "BEGIN READ ONLY; SET LOCAL plan_cache_mode = force_generic_plan"
+// positions. No parallel workers, even on a pool Open did not configure:
+// a generic plan cannot see the fill's limits, and at a million chunks
+// parallel scans made searches several times slower.
+const genericPlanBegin = "BEGIN READ ONLY; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL max_parallel_workers_per_gather = 0"
 
 // keywordFillSQL builds KeywordFill's statement. A recursive CTE takes the
 // steps: step 0 collects the conjunction's chunks (capped at the limit),

@@ -183,8 +183,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		// JIT compilation costs hundreds of milliseconds and never pays off
 		// for these short queries (and the forced ANN plans' disabled-node
-		// costs would always trigger it).
-		_, err := conn.Exec(ctx, fmt.Sprintf("SET jit = off; SET hnsw.ef_search = %d; SET hnsw.iterative_scan = relaxed_order; SET hnsw.max_scan_tuples = %d", efSearch, maxScan))
+		// costs would always trigger it). Parallel plans do not pay off
+		// either: starting workers costs more than these queries, and at a
+		// million chunks the planner chose them for narrow filters and the
+		// keyword fill. postgram-bench search there, p95 excluding the
+		// provider with PostgreSQL's default of 2 workers per gather and
+		// with none: 125-156 and 43 ms for cold queries, 77-105 and 25 ms
+		// for cached ones, 63-71 and 7 ms for a narrow filter. (Index
+		// builds keep their parallel workers: another setting.)
+		_, err := conn.Exec(ctx, fmt.Sprintf("SET jit = off; SET max_parallel_workers_per_gather = 0; SET hnsw.ef_search = %d; SET hnsw.iterative_scan = relaxed_order; SET hnsw.max_scan_tuples = %d", efSearch, maxScan))
 		return err
 	}
 	// ANN queries run on connections whose planner is told to walk the
