@@ -29,10 +29,11 @@ import (
 // synchronous_commit off, whose commit record may not be written out yet:
 // pg_current_wal_lsn(), the write position, can be behind it); a replica
 // serves the read if its replay position (pg_last_wal_replay_lsn(),
-// remembered, asked again only when it is behind) has reached it. A replica that cannot be reached, or
-// that cancels a query in conflict with recovery, gets the read sent to the
-// primary instead, and is left alone for a few seconds after a connection
-// failure: reads never fail because of a replica.
+// remembered, asked again only when it is behind) has reached it. A
+// replica that cannot be reached, or that cancels a query in conflict with
+// recovery, gets the read sent to the primary instead, and is left alone
+// for a few seconds after a connection failure: reads never fail because
+// of a replica.
 
 // replica is one read replica.
 type replica struct {

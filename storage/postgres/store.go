@@ -187,10 +187,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		// either: starting workers costs more than these queries, and at a
 		// million chunks the planner chose them for narrow filters and the
 		// keyword fill. postgram-bench search there, p95 excluding the
-		// provider with PostgreSQL's default of 2 workers per gather and
-		// with none: 125-156 and 43 ms for cold queries, 77-105 and 25 ms
-		// for cached ones, 63-71 and 7 ms for a narrow filter. (Index
-		// builds keep their parallel workers: another setting.)
+		// provider, PostgreSQL's default of 2 workers per gather (and
+		// custom-planned fills) against none (and the generic fill),
+		// alternating: 77-90 against 6-9 ms for a narrow filter, 54-58
+		// against 47-54 for cold queries. (Index builds keep their
+		// parallel workers: another setting.)
 		_, err := conn.Exec(ctx, fmt.Sprintf("SET jit = off; SET max_parallel_workers_per_gather = 0; SET hnsw.ef_search = %d; SET hnsw.iterative_scan = relaxed_order; SET hnsw.max_scan_tuples = %d", efSearch, maxScan))
 		return err
 	}
