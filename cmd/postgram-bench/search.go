@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,9 @@ type searchOptions struct {
 	noExplain      bool
 	only           string
 	recall         int
+	recallEf       []int // --recall-ef: ef_search values the recall is measured at (float HNSW)
+	recallRerank   []int // --recall-rerank: rerank candidate counts the recall is measured at (binary index)
+	vectorIndex    string
 	targets        bool
 	targetMS       float64
 	assert         bool
@@ -96,6 +100,9 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.BoolVar(&o.targets, "targets", false, "print whether each profile's p95 excluding the time inside the (stub) provider meets --target-ms")
 	fs.Float64Var(&o.targetMS, "target-ms", 10, "latency target for --targets, in milliseconds")
 	fs.IntVar(&o.recall, "recall", 0, "also measure the vector branch's recall@10 against exact ranking over this many unique queries (each exact ranking scans every vector)")
+	recallEf := fs.String("recall-ef", "", "with --recall: measure recall with the float HNSW index at each of these hnsw.ef_search values, e.g. 40,100,200,400 (one exact ranking per query serves every setting)")
+	recallRerank := fs.String("recall-rerank", "", "with --recall: measure recall with the binary index at each of these rerank candidate counts, e.g. 100,200,400,1000")
+	fs.StringVar(&o.vectorIndex, "vector-index", "hnsw", "vector index the searches use (hnsw, binary: postgres.Config.VectorIndex); the fixture gets it if missing")
 	fs.BoolVar(&o.assert, "assert", false, "with --targets (implied): exit with status 3 when a profile misses the target")
 	code := parseFlags(fs, args, func() error {
 		switch {
@@ -123,6 +130,34 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 			return errors.New("--target-ms must be positive")
 		case !postgram.RankingMode(o.ranking).Valid():
 			return fmt.Errorf("--ranking must be v2 or seed, not %q", o.ranking)
+		}
+		list := func(flag, v string, lo, hi int) ([]int, error) {
+			var out []int
+			for _, f := range strings.Split(v, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil || n < lo || n > hi {
+					return nil, fmt.Errorf("--%s: %q is not a number between %d and %d", flag, f, lo, hi)
+				}
+				out = append(out, n)
+			}
+			if o.recall < 1 {
+				return nil, fmt.Errorf("--%s needs --recall", flag)
+			}
+			return out, nil
+		}
+		var err error
+		if *recallEf != "" {
+			if o.recallEf, err = list("recall-ef", *recallEf, 1, 1000); err != nil {
+				return err
+			}
+		}
+		if *recallRerank != "" {
+			if o.recallRerank, err = list("recall-rerank", *recallRerank, 10, 1000); err != nil {
+				return err
+			}
+		}
+		if !postgres.VectorIndexKind(o.vectorIndex).Valid() {
+			return fmt.Errorf("--vector-index must be hnsw or binary, not %q", o.vectorIndex)
 		}
 		if *weights != "" {
 			w, err := parseWeights(*weights)
@@ -164,6 +199,7 @@ type searchBench struct {
 	log   io.Writer // progress
 	start time.Time
 
+	dsn     string // the fixture's URL (search_path set)
 	st      *postgres.Store
 	staged  *stagedStore // with --stages: the measured clients' store
 	fx      *Fixture
@@ -181,7 +217,9 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	b.st, err = postgres.Open(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), EfSearch: o.efSearch})
+	b.dsn = dsn
+	b.st, err = postgres.Open(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), EfSearch: o.efSearch,
+		VectorIndex: postgres.VectorIndexKind(o.vectorIndex)})
 	if err != nil {
 		return 0, err
 	}
@@ -847,7 +885,9 @@ func (e *timedEmbedder) EmbedBatch(ctx context.Context, texts []string) ([][]flo
 
 // recall measures the vector branch as searches use it (the HNSW scan
 // asked for vectorTarget rows) against exact cosine ranking: recall@10 is
-// the share of the exact top 10 found in the ANN answer's top 10.
+// the share of the exact top 10 found in the ANN answer's top 10. With
+// --recall-ef it does so at each ef_search value, through a store opened
+// with that setting, against one exact ranking per query.
 func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) error {
 	var queries []string
 	for _, p := range profiles {
@@ -858,17 +898,50 @@ func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) erro
 		}
 	}
 	queries = queries[:min(b.o.recall, len(queries))]
-	b.logf("recall: %d queries, exact ranking for each", len(queries))
-	var recalls []float64
-	var annT, exactT []time.Duration
+	type annStore struct {
+		name    string
+		st      *postgres.Store
+		recalls []float64
+		times   []time.Duration
+	}
+	stores := []*annStore{{st: b.st, name: "the searches' store (" + b.o.vectorIndex + ")"}}
+	extra := func(name string, cfg postgres.Config) error {
+		cfg.URL, cfg.MaxConns = b.dsn, 2
+		st, err := postgres.Open(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("recall, store %s: %w", name, err)
+		}
+		stores = append(stores, &annStore{name: name, st: st})
+		return nil
+	}
+	if len(b.o.recallEf)+len(b.o.recallRerank) > 0 {
+		stores = stores[:0]
+		defer func() {
+			for _, as := range stores {
+				as.st.Close()
+			}
+		}()
+		for _, ef := range b.o.recallEf {
+			if err := extra(fmt.Sprintf("hnsw, ef_search %d", ef), postgres.Config{EfSearch: ef}); err != nil {
+				return err
+			}
+		}
+		for _, n := range b.o.recallRerank {
+			if err := extra(fmt.Sprintf("binary, rerank %d", n), postgres.Config{VectorIndex: postgres.VectorIndexBinary, RerankCandidates: n}); err != nil {
+				return err
+			}
+		}
+	}
+	b.logf("recall: %d queries, exact ranking for each, %d index settings", len(queries), len(stores))
+	var exactT []time.Duration
 	for i, q := range queries {
 		vecs, err := b.emb.EmbedBatch(ctx, []string{q})
 		if err != nil {
 			return err
 		}
-		top := func(strategy driver.Strategy, limit int) ([]uuid.UUID, time.Duration, error) {
+		top := func(st *postgres.Store, strategy driver.Strategy, limit int) ([]uuid.UUID, time.Duration, error) {
 			start := time.Now()
-			res, err := b.st.VectorSearch(ctx, workspace, driver.VectorQuery{ModelID: b.modelID, Vector: vecs[0], Limit: limit, Strategy: strategy})
+			res, err := st.VectorSearch(ctx, workspace, driver.VectorQuery{ModelID: b.modelID, Vector: vecs[0], Limit: limit, Strategy: strategy})
 			if err != nil {
 				return nil, 0, fmt.Errorf("recall, %s search: %w", strategy, err)
 			}
@@ -884,45 +957,52 @@ func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) erro
 			}
 			return ids, time.Since(start), nil
 		}
-		ann, a, err := top(driver.StrategyHNSW, vectorTarget)
+		exact, e, err := top(b.st, driver.StrategyExact, 10)
 		if err != nil {
 			return err
 		}
-		exact, e, err := top(driver.StrategyExact, 10)
-		if err != nil {
-			return err
-		}
-		found := 0
-		for _, id := range exact {
-			if slices.Contains(ann, id) {
-				found++
+		exactT = append(exactT, e)
+		for _, as := range stores {
+			ann, a, err := top(as.st, driver.StrategyHNSW, vectorTarget)
+			if err != nil {
+				return err
 			}
+			found := 0
+			for _, id := range exact {
+				if slices.Contains(ann, id) {
+					found++
+				}
+			}
+			if len(exact) > 0 {
+				as.recalls = append(as.recalls, float64(found)/float64(len(exact)))
+			}
+			as.times = append(as.times, a)
 		}
-		if len(exact) > 0 {
-			recalls = append(recalls, float64(found)/float64(len(exact)))
-		}
-		annT, exactT = append(annT, a), append(exactT, e)
 		if (i+1)%10 == 0 {
 			b.logf("recall: %d/%d queries", i+1, len(queries))
 		}
 	}
-	mean := 0.0
-	for _, r := range recalls {
-		mean += r
-	}
-	if len(recalls) > 0 {
-		mean /= float64(len(recalls))
-	}
-	slices.Sort(recalls)
-	fmt.Fprintf(b.out, "\n== vector recall@10 against exact ranking (%d queries, HNSW asked for %d rows) ==\n", len(recalls), vectorTarget)
-	if len(recalls) == 0 {
-		fmt.Fprintln(b.out, "no query returned an exact answer")
-		return nil
-	}
-	fmt.Fprintf(b.out, "mean %.3f, lowest %.1f, queries with every exact top-10 row found %d\n", mean, recalls[0], countAtLeast(recalls, 1))
-	slices.Sort(annT)
 	slices.Sort(exactT)
-	fmt.Fprintf(b.out, "HNSW p50 %s, exact p50 %s\n", percentile(annT, 50).Round(10*time.Microsecond), percentile(exactT, 50).Round(10*time.Microsecond))
+	fmt.Fprintf(b.out, "\n== vector recall@10 against exact ranking (%d queries, HNSW asked for %d rows; exact p50 %s) ==\n",
+		len(queries), vectorTarget, percentile(exactT, 50).Round(10*time.Microsecond))
+	fmt.Fprintln(b.out, "| index | recall@10 mean | lowest | queries with all 10 | ANN p50 | ANN p95 |")
+	fmt.Fprintln(b.out, "| --- | --- | --- | --- | --- | --- |")
+	for _, as := range stores {
+		ef := as.name
+		if len(as.recalls) == 0 {
+			fmt.Fprintf(b.out, "| %s | no query returned an exact answer | | | | |\n", ef)
+			continue
+		}
+		mean := 0.0
+		for _, r := range as.recalls {
+			mean += r
+		}
+		mean /= float64(len(as.recalls))
+		slices.Sort(as.recalls)
+		slices.Sort(as.times)
+		fmt.Fprintf(b.out, "| %s | %.3f | %.1f | %d of %d | %s | %s |\n", ef, mean, as.recalls[0], countAtLeast(as.recalls, 1), len(as.recalls),
+			percentile(as.times, 50).Round(10*time.Microsecond), percentile(as.times, 95).Round(10*time.Microsecond))
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // clusterSettings are the PostgreSQL settings and sizes that decide how
@@ -39,7 +40,7 @@ func (s *Store) SettingsAdvice(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("postgres: read settings: %w", mapErr(err))
 	}
 	rows, err := s.pool.Query(ctx, `SELECT c.relname, pg_relation_size(c.oid) FROM pg_class c
-		WHERE c.relkind = 'i' AND c.relnamespace = current_schema()::regnamespace AND c.relname LIKE 'chunks_embedding_hnsw_m%'
+		WHERE c.relkind = 'i' AND c.relnamespace = current_schema()::regnamespace AND (c.relname LIKE 'chunks_embedding_hnsw_m%' OR c.relname LIKE 'chunks_embedding_bq_m%')
 		ORDER BY c.relname`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read index sizes: %w", mapErr(err))
@@ -75,14 +76,20 @@ func advise(cs clusterSettings) []string {
 			"ALTER SYSTEM SET random_page_cost = 1.1; SELECT pg_reload_conf()", cs.RandomPageCost))
 	}
 	for name, sz := range cs.HNSW {
+		// A float index can give way to the binary one, about a
+		// sixteenth of its size at 1,536 dimensions.
+		binary := ""
+		if strings.HasPrefix(name, "chunks_embedding_hnsw_m") {
+			binary = " or switch to the binary-quantised index (DATABASE_VECTOR_INDEX=binary)"
+		}
 		switch {
 		case sz > cs.EffectiveCacheSize && sz > cs.SharedBuffers:
 			out = append(out, fmt.Sprintf("the vector index %s is %s, larger than shared_buffers (%s) and effective_cache_size (%s): "+
-				"each vector search reads it from disk; give PostgreSQL more memory (shared_buffers, effective_cache_size) "+
-				"or a smaller embedding model", name, size(sz), size(cs.SharedBuffers), size(cs.EffectiveCacheSize)))
+				"each vector search reads it from disk; give PostgreSQL more memory (shared_buffers, effective_cache_size)%s "+
+				"or use a smaller embedding model", name, size(sz), size(cs.SharedBuffers), size(cs.EffectiveCacheSize), binary))
 		case sz > cs.SharedBuffers:
 			out = append(out, fmt.Sprintf("the vector index %s is %s, larger than shared_buffers (%s): vector searches compete for the buffer cache; "+
-				"raise shared_buffers above the index's size", name, size(sz), size(cs.SharedBuffers)))
+				"raise shared_buffers above the index's size%s", name, size(sz), size(cs.SharedBuffers), binary))
 		}
 	}
 	return out

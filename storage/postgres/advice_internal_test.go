@@ -11,7 +11,8 @@ func TestAdvise(t *testing.T) {
 		HNSW: map[string]int64{"chunks_embedding_hnsw_m1": 6 << 30}}
 	got := strings.Join(advise(defaults), "\n")
 	for _, want := range []string{"shared_buffers is 128 MiB", "ALTER SYSTEM SET shared_buffers", "work_mem is 4 MiB",
-		"random_page_cost is 4", "chunks_embedding_hnsw_m1 is 6.0 GiB, larger than shared_buffers (128 MiB) and effective_cache_size (4.0 GiB)"} {
+		"random_page_cost is 4", "chunks_embedding_hnsw_m1 is 6.0 GiB, larger than shared_buffers (128 MiB) and effective_cache_size (4.0 GiB)",
+		"DATABASE_VECTOR_INDEX=binary"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("advice lacks %q:\n%s", want, got)
 		}
@@ -25,5 +26,11 @@ func TestAdvise(t *testing.T) {
 	mid.HNSW = map[string]int64{"chunks_embedding_hnsw_m2": 5 << 30}
 	if a := advise(mid); len(a) != 1 || !strings.Contains(a[0], "larger than shared_buffers (4.0 GiB): vector searches compete") {
 		t.Errorf("index above shared_buffers only: %v", a)
+	}
+	// A binary index too large is told to get memory, not to switch.
+	bq := tuned
+	bq.HNSW = map[string]int64{"chunks_embedding_bq_m2": 5 << 30}
+	if a := advise(bq); len(a) != 1 || !strings.Contains(a[0], "chunks_embedding_bq_m2 is 5.0 GiB") || strings.Contains(a[0], "DATABASE_VECTOR_INDEX") {
+		t.Errorf("binary index above shared_buffers: %v", a)
 	}
 }

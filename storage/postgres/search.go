@@ -159,7 +159,7 @@ func (s *Store) vectorSearch(ctx context.Context, ws string, q driver.VectorQuer
 			len(q.Vector), m.Name, m.Dimensions, driver.ErrInvalidArgument)
 	}
 	strategy := q.Strategy
-	if m.Dimensions > maxIndexedDims {
+	if m.Dimensions > s.indexedDims() {
 		strategy = driver.StrategyExact
 	}
 	if strategy == "" || strategy == driver.StrategyAuto {
@@ -271,6 +271,21 @@ func (s *Store) vectorSQL(ws string, q driver.VectorQuery, dims int, ann bool) (
 	args := sqlArgs{ws}
 	vec := args.add(pgvector.NewVector(q.Vector))
 	where := filterSQL(q.Filter, (*[]any)(&args))
+	if ann && s.cfg.VectorIndex == VectorIndexBinary {
+		// The index yields the RerankCandidates chunks nearest in Hamming
+		// distance between the vectors' signs; their full vectors rank
+		// them by cosine, and content is read for the chosen rows only.
+		return fmt.Sprintf(`SELECT r.id, r.entity_id, ch.content, 1 - r.dist, r.updated_at FROM (
+			SELECT x.id, x.entity_id, x.updated_at, x.emb <=> %[2]s::vector(%[1]d) AS dist FROM (
+				SELECT c.id, c.entity_id, e.updated_at, c.embedding::vector(%[1]d) AS emb
+				FROM %[3]s
+				WHERE c.workspace_id = $1 AND c.model_id = %[4]d AND c.embedding IS NOT NULL AND %[5]s
+				ORDER BY binary_quantize(c.embedding::vector(%[1]d))::bit(%[1]d) <~> binary_quantize(%[2]s::vector(%[1]d))
+				LIMIT %[6]d
+			) x ORDER BY dist, x.id LIMIT %[7]d
+		) r JOIN chunks ch ON ch.workspace_id = $1 AND ch.id = r.id
+		ORDER BY r.dist, r.id`, dims, vec, chunkJoin, q.ModelID, where, max(q.Limit, s.cfg.RerankCandidates), q.Limit), args
+	}
 	if ann {
 		// The distance is selected as the ordering expression itself, so
 		// each row's vector is read (detoasted) once, not once for the
@@ -357,7 +372,7 @@ func (s *Store) vectorQuery(ctx context.Context, ws string, q driver.VectorQuery
 		err = run(rd.ann)
 	case ann:
 		err = pgx.BeginFunc(ctx, rd.pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, annSettings); err != nil {
+			if _, err := tx.Exec(ctx, annSettings+fmt.Sprintf("; SET LOCAL hnsw.ef_search = %d", s.cfg.efSearch())); err != nil {
 				return err
 			}
 			return run(tx)

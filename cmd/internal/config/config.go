@@ -51,6 +51,15 @@ type Env struct {
 	// replicas of DATABASE_URL's database that serve searches and lists
 	// once they have replayed the server's writes (postgres.Config.ReadURLs).
 	DatabaseReadURLs []string
+	// DatabaseVectorIndex (DATABASE_VECTOR_INDEX: hnsw, the default, or
+	// binary) is each embedding model's vector index on PostgreSQL
+	// (postgres.Config.VectorIndex); DatabaseRerankCandidates
+	// (DATABASE_RERANK_CANDIDATES, default 400) how many chunks a binary
+	// index hands to exact ranking, DatabaseEfSearch (DATABASE_EF_SEARCH,
+	// default 40) hnsw.ef_search.
+	DatabaseVectorIndex      string
+	DatabaseRerankCandidates int
+	DatabaseEfSearch         int
 	// DataDir holds the embedded store's database file (SQLiteFile) when
 	// DATABASE_URL is unset: POSTGRAM_DATA_DIR, else $XDG_DATA_HOME/postgram
 	// (an absolute XDG_DATA_HOME only, as the XDG specification says), else
@@ -160,6 +169,7 @@ func Parse(get Getenv) (*Env, error) {
 		DatabaseURL:          strings.TrimSpace(get("DATABASE_URL")),
 		DatabaseMigrationURL: strings.TrimSpace(get("DATABASE_MIGRATION_URL")),
 		DatabaseReadURLs:     splitComma(get("DATABASE_READ_URLS")),
+		DatabaseVectorIndex:  strings.ToLower(strings.TrimSpace(or(get("DATABASE_VECTOR_INDEX"), string(postgres.VectorIndexHNSW)))),
 		DataDir:              dataDir(get),
 		Workspace:            or(get("POSTGRAM_WORKSPACE"), postgram.DefaultWorkspace),
 		Bind:                 or(get("POSTGRAM_BIND"), "127.0.0.1"),
@@ -182,6 +192,8 @@ func Parse(get Getenv) (*Env, error) {
 		{"EMBEDDING_DIMENSIONS", 0, 0, 16000, &e.EmbeddingDimensions},
 		{"QUERY_EMBEDDING_CACHE_SIZE", 512, -1, 1_000_000, &e.QueryCacheSize},
 		{"ENRICHMENT_CONCURRENCY", 2, 1, 64, &e.WorkerConcurrency},
+		{"DATABASE_RERANK_CANDIDATES", 400, 10, 1000, &e.DatabaseRerankCandidates},
+		{"DATABASE_EF_SEARCH", 40, 1, 1000, &e.DatabaseEfSearch},
 	}
 	for _, v := range ints {
 		if *v.dst, err = intVar(get, v.name, v.def, v.min, v.max); err != nil {
@@ -236,6 +248,9 @@ func Parse(get Getenv) (*Env, error) {
 	}
 	if net.ParseIP(e.Bind) == nil && e.Bind != "localhost" {
 		return nil, fmt.Errorf("POSTGRAM_BIND: %q is not an IP address", e.Bind)
+	}
+	if !postgres.VectorIndexKind(e.DatabaseVectorIndex).Valid() {
+		return nil, fmt.Errorf("DATABASE_VECTOR_INDEX: %q is not one of %s, %s", e.DatabaseVectorIndex, postgres.VectorIndexHNSW, postgres.VectorIndexBinary)
 	}
 	if len(e.DatabaseReadURLs) > 0 && e.DatabaseURL == "" {
 		return nil, errors.New("DATABASE_READ_URLS: read replicas need DATABASE_URL (PostgreSQL) for the primary")
@@ -533,7 +548,8 @@ func (e *Env) StoreDescription() string {
 // (see Migrator).
 func (e *Env) OpenStore(ctx context.Context, log *slog.Logger) (driver.Storage, error) {
 	if e.DatabaseURL != "" {
-		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, OwnerURL: e.DatabaseMigrationURL, ReadURLs: e.DatabaseReadURLs, Logger: log})
+		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, OwnerURL: e.DatabaseMigrationURL, ReadURLs: e.DatabaseReadURLs, Logger: log,
+			VectorIndex: postgres.VectorIndexKind(e.DatabaseVectorIndex), RerankCandidates: e.DatabaseRerankCandidates, EfSearch: e.DatabaseEfSearch})
 		if err != nil {
 			return nil, err
 		}

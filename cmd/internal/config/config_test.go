@@ -288,3 +288,26 @@ func TestDatabaseReadURLs(t *testing.T) {
 		t.Fatalf("replicas without DATABASE_URL: %v, want an error naming the variable", err)
 	}
 }
+
+func TestDatabaseVectorIndex(t *testing.T) {
+	t.Parallel()
+	e, err := Parse(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.DatabaseVectorIndex != "hnsw" || e.DatabaseRerankCandidates != 400 || e.DatabaseEfSearch != 40 {
+		t.Errorf("defaults: %q %d %d", e.DatabaseVectorIndex, e.DatabaseRerankCandidates, e.DatabaseEfSearch)
+	}
+	e, err = Parse(env(map[string]string{"DATABASE_VECTOR_INDEX": " Binary ", "DATABASE_RERANK_CANDIDATES": "800"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.DatabaseVectorIndex != "binary" || e.DatabaseRerankCandidates != 800 {
+		t.Errorf("set: %q %d", e.DatabaseVectorIndex, e.DatabaseRerankCandidates)
+	}
+	for name, v := range map[string]string{"DATABASE_VECTOR_INDEX": "ivfflat", "DATABASE_RERANK_CANDIDATES": "5000", "DATABASE_EF_SEARCH": "0"} {
+		if _, err := Parse(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%s: %v, want an error naming the variable", name, v, err)
+		}
+	}
+}

@@ -54,6 +54,7 @@ func (e *Env) Settings() []Setting {
 		{"DATABASE_URL", redactURL(e.DatabaseURL)},
 		{"DATABASE_MIGRATION_URL", redactURL(e.DatabaseMigrationURL)},
 		{"DATABASE_READ_URLS", redactURLs(e.DatabaseReadURLs)},
+		{"DATABASE_VECTOR_INDEX", e.DatabaseVectorIndex},
 		{"POSTGRAM_WORKSPACE", e.Workspace},
 		{"listen", e.Addr()},
 		{"TLS", strconv.FormatBool(e.TLS())},
