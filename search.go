@@ -605,7 +605,7 @@ func (c *Client) keywordPool(ctx context.Context, f driver.EntityFilter, terms [
 			// holds the term.
 			res, err := filler.KeywordFill(ctx, c.ws, driver.KeywordFillQuery{Filter: f, Terms: terms, Order: []int{0},
 				Limit: KeywordPoolSize, Alternatives: alts, Features: true, Heads: plan.Params.HeadCandidates,
-				HeadTerms: plan.HeadTerms([]int{0})})
+				HeadTerms: plan.HeadTerms([]int{0}), ScanTerms: plan.ScanTerms([]int{0}, KeywordPoolSize)})
 			if err != nil {
 				return nil, "", err
 			}
@@ -658,6 +658,7 @@ func (c *Client) keywordPool(ctx context.Context, f driver.EntityFilter, terms [
 		q := driver.KeywordFillQuery{Filter: f, Terms: terms, Order: idx, Limit: KeywordPoolSize, Alternatives: alts}
 		if plan != nil {
 			q.Features, q.Heads, q.HeadTerms = true, plan.Params.HeadCandidates, plan.HeadTerms(idx)
+			q.ScanTerms = plan.ScanTerms(idx, KeywordPoolSize)
 		}
 		res, err := filler.KeywordFill(ctx, c.ws, q)
 		switch {

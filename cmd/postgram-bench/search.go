@@ -18,6 +18,7 @@ import (
 	"github.com/postgram-go/postgram"
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/query"
+	"github.com/postgram-go/postgram/internal/rank"
 	"github.com/postgram-go/postgram/postgramtest"
 	"github.com/postgram-go/postgram/storage/postgres"
 )
@@ -800,6 +801,13 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 			slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(freqs[x], freqs[y]) })
 		}
 		kq := driver.KeywordFillQuery{Filter: f, Terms: terms, Order: order, Limit: postgram.KeywordPoolSize}
+		// The terms whose step may walk the workspace, as ranking v2
+		// passes them (rank.Plan.ScanTerms, from the planner's estimate).
+		for i, fr := range freqs {
+			if fr*rank.ScanWalk >= float64(kq.Limit) {
+				kq.ScanTerms = append(kq.ScanTerms, i)
+			}
+		}
 		return explainCase{label, fmt.Sprintf("keyword fill (%d terms)", len(terms)), func(ctx context.Context) (string, error) {
 			return b.st.ExplainKeywordFill(ctx, workspace, kq)
 		}}, nil

@@ -331,6 +331,24 @@ func (pl *Plan) HeadTerms(order []int) []int {
 	return out
 }
 
+// ScanWalk bounds the chunks a step may expect to walk to fill its room
+// when it walks the workspace instead of reading the term's index
+// (postgram.KeywordFillQuery.ScanTerms).
+const ScanWalk = 4000
+
+// ScanTerms returns the terms of order whose per-term step, with room for
+// limit chunks, fills after walking at most ScanWalk of the workspace's
+// chunks on average (df / chunks of them match).
+func (pl *Plan) ScanTerms(order []int, limit int) []int {
+	var out []int
+	for _, i := range order {
+		if df := pl.TermDF(i); df > 0 && int64(limit)*pl.Chunks <= ScanWalk*df {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // weight is the slot's kind weight.
 func (pl *Plan) weight(s *Slot) float64 {
 	switch s.Kind {

@@ -206,6 +206,23 @@ func TestPlanChoosesAlternatives(t *testing.T) {
 	}
 }
 
+// TestScanTerms: a step may walk the workspace for a term only when the
+// expected walk to fill its room stays within ScanWalk chunks.
+func TestScanTerms(t *testing.T) {
+	t.Parallel()
+	a := Analyze([]string{"common", "middling", "rare", "absent"})
+	// 1,000,000 chunks, room for 200: a walk of at most 4,000 chunks
+	// needs a term in at least 50,000 of them.
+	df := map[string]int64{"common": 161_366, "middling": 50_000, "rare": 49_999}
+	pl := NewPlan(a, Stats{Chunks: 1_000_000, Length: 20_000_000, DF: df}, DefaultParams())
+	if got, want := pl.ScanTerms([]int{3, 2, 1, 0}, 200), []int{1, 0}; !slices.Equal(got, want) {
+		t.Errorf("ScanTerms = %v, want %v (in the order given)", got, want)
+	}
+	if got := pl.ScanTerms([]int{0, 1, 2, 3}, 600); !slices.Equal(got, []int{0}) {
+		t.Errorf("ScanTerms with room for 600 = %v, want [0]", got)
+	}
+}
+
 // corpus builds candidates for a query the way a store reports them.
 type corpus struct {
 	pl    *Plan

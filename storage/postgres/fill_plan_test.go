@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +88,93 @@ func TestKeywordFillGenericPlan(t *testing.T) {
 	}
 	if generic != 8 {
 		t.Errorf("%d fills ran generic plans; want all 8", generic)
+	}
+}
+
+// TestKeywordFillScanSteps: a step over a term in ScanTerms walks the
+// workspace's chunks (its branch without the GIN index runs) and fills the pool with chunks that match it, as the
+// index's step does; under a narrow filter the hint is ignored.
+func TestKeywordFillScanSteps(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openSmall(t)
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for i := range 60 {
+		text := "alpha filler words"
+		switch {
+		case i%6 == 0:
+			text = "alpha bravo together"
+		case i%5 == 0:
+			text = "bravo alone here"
+		}
+		e := &postgram.Entity{ID: uuid.New(), Type: postgram.TypeMemory, Content: text, Visibility: postgram.VisibilityWork,
+			Status: postgram.StatusActive, Version: 1, EnrichmentStatus: postgram.StageSkipped, ExtractionStatus: postgram.StageSkipped,
+			CreatedAt: now, UpdatedAt: now}
+		if i%2 == 0 {
+			e.Tags = []string{"even"}
+		}
+		if err := st.CreateEntity(ctx, "default", e, []driver.ChunkInput{{ID: uuid.New(), Content: text}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// bravo is the rarer term: the conjunction, then bravo's step, then
+	// alpha's, which fills the pool.
+	base := driver.KeywordFillQuery{Terms: []string{"alpha", "bravo"}, Order: []int{1, 0}, Limit: 30}
+	// The walk is the step's second branch, behind a one-time filter on
+	// the step's flag: it ran when the node under that filter did.
+	walked := func(q driver.KeywordFillQuery) bool {
+		plan, err := st.ExplainKeywordFill(ctx, "default", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(plan, "\n")
+		for i, line := range lines {
+			if strings.Contains(line, "One-Time Filter: ('{") && i+1 < len(lines) {
+				return !strings.Contains(lines[i+1], "never executed")
+			}
+		}
+		t.Fatalf("no walking branch in the fill's plan:\n%s", plan)
+		return false
+	}
+	for _, tc := range []struct {
+		name     string
+		scan     []int
+		filter   driver.EntityFilter
+		wantWalk bool
+	}{
+		{"index", nil, driver.EntityFilter{}, false},
+		{"walk", []int{0}, driver.EntityFilter{}, true},
+		{"narrow filter", []int{0}, driver.EntityFilter{Tags: []string{"even"}}, false},
+	} {
+		q := base
+		q.ScanTerms, q.Filter = tc.scan, tc.filter
+		if got := walked(q); got != tc.wantWalk {
+			t.Errorf("%s: the walk ran %v, want %v", tc.name, got, tc.wantWalk)
+		}
+		res, err := st.KeywordFill(ctx, "default", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 30 // the room; the 30 even entities all hold a term too
+		if len(res.Hits) != want || res.Conjunction != 10 {
+			t.Errorf("%s: %d hits, %d in the conjunction; want %d and 10", tc.name, len(res.Hits), res.Conjunction, want)
+		}
+		seen := map[uuid.UUID]bool{}
+		for i, h := range res.Hits {
+			if seen[h.ChunkID] {
+				t.Errorf("%s: chunk %s twice in the pool", tc.name, h.ChunkID)
+			}
+			seen[h.ChunkID] = true
+			both := strings.Contains(h.Content, "alpha") && strings.Contains(h.Content, "bravo")
+			if i < res.Conjunction && !both {
+				t.Errorf("%s: conjunction hit %d %q lacks a term", tc.name, i, h.Content)
+			}
+			if !strings.Contains(h.Content, "alpha") && !strings.Contains(h.Content, "bravo") {
+				t.Errorf("%s: hit %q matches no term", tc.name, h.Content)
+			}
+		}
 	}
 }
