@@ -70,7 +70,7 @@ type KeywordFillQuery struct {
 	// 16% of a million chunks: 161,366 matches gathered to keep 199). A
 	// hint; the step's result is any Limit-bounded set of matches either
 	// way. The library passes the terms whose expected walk is at most
-	// rank.ScanWalk chunks.
+	// rank.ScanWalk chunks and a rank.ScanRatio-th of their matches.
 	ScanTerms []int
 }
 

@@ -804,7 +804,8 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 		// The terms whose step may walk the workspace, as ranking v2
 		// passes them (rank.Plan.ScanTerms, from the planner's estimate).
 		for i, fr := range freqs {
-			if fr*rank.ScanWalk >= float64(kq.Limit) {
+			df, walk := fr*float64(b.o.chunks), float64(kq.Limit)*float64(b.o.chunks)
+			if df > 0 && walk <= rank.ScanWalk*df && walk*rank.ScanRatio <= df*df {
 				kq.ScanTerms = append(kq.ScanTerms, i)
 			}
 		}

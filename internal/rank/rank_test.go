@@ -210,16 +210,23 @@ func TestPlanChoosesAlternatives(t *testing.T) {
 // expected walk to fill its room stays within ScanWalk chunks.
 func TestScanTerms(t *testing.T) {
 	t.Parallel()
-	a := Analyze([]string{"common", "middling", "rare", "absent"})
-	// 1,000,000 chunks, room for 200: a walk of at most 4,000 chunks
-	// needs a term in at least 50,000 of them.
-	df := map[string]int64{"common": 161_366, "middling": 50_000, "rare": 49_999}
+	a := Analyze([]string{"common", "frequent", "middling", "absent"})
+	// A million chunks, room for 200: a walk of at most 4,000 chunks
+	// needs a term in 50,000 of them, and saving twenty matches per chunk
+	// walked needs 63,246.
+	df := map[string]int64{"common": 161_366, "frequent": 70_000, "middling": 50_000}
 	pl := NewPlan(a, Stats{Chunks: 1_000_000, Length: 20_000_000, DF: df}, DefaultParams())
 	if got, want := pl.ScanTerms([]int{3, 2, 1, 0}, 200), []int{1, 0}; !slices.Equal(got, want) {
 		t.Errorf("ScanTerms = %v, want %v (in the order given)", got, want)
 	}
 	if got := pl.ScanTerms([]int{0, 1, 2, 3}, 600); !slices.Equal(got, []int{0}) {
 		t.Errorf("ScanTerms with room for 600 = %v, want [0]", got)
+	}
+	// 6,000 chunks: a term in half of them would be walked 400 chunks
+	// for 3,000 matches, not enough saved; one in 5,500 of them is.
+	small := NewPlan(a, Stats{Chunks: 6000, Length: 120_000, DF: map[string]int64{"common": 5500, "frequent": 3000}}, DefaultParams())
+	if got := small.ScanTerms([]int{0, 1, 2}, 200); !slices.Equal(got, []int{0}) {
+		t.Errorf("ScanTerms at 6,000 chunks = %v, want [0]", got)
 	}
 }
 
