@@ -19,17 +19,7 @@ import (
 
 func openBinary(t *testing.T, rerank int) *postgres.Store {
 	t.Helper()
-	ctx := context.Background()
-	st, err := postgres.Open(ctx, postgres.Config{URL: pgtest.Schema(t), MaxConns: 8,
-		VectorIndex: postgres.VectorIndexBinary, RerankCandidates: rerank})
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return st
+	return openConfigured(t, postgres.Config{VectorIndex: postgres.VectorIndexBinary, RerankCandidates: rerank})
 }
 
 // TestConformanceBinaryIndex runs the storage conformance suite on a store

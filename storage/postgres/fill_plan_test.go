@@ -24,14 +24,8 @@ func TestKeywordFillGenericPlan(t *testing.T) {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now().UTC()
 	for _, text := range []string{"alpha bravo charlie", "bravo delta", "charlie echo alpha"} {
-		e := &postgram.Entity{ID: uuid.New(), Type: postgram.TypeMemory, Content: text, Visibility: postgram.VisibilityWork,
-			Status: postgram.StatusActive, Version: 1, EnrichmentStatus: postgram.StageSkipped, ExtractionStatus: postgram.StageSkipped,
-			CreatedAt: now, UpdatedAt: now}
-		if err := st.CreateEntity(ctx, "default", e, []driver.ChunkInput{{ID: uuid.New(), Content: text}}, nil); err != nil {
-			t.Fatal(err)
-		}
+		createMemory(t, st, text, nil)
 	}
 	q := driver.KeywordFillQuery{Terms: []string{"alpha", "bravo"}, Order: []int{0, 1}, Limit: 10, Features: true,
 		Heads: 4, HeadTerms: []int{0, 1}}
@@ -92,8 +86,9 @@ func TestKeywordFillGenericPlan(t *testing.T) {
 }
 
 // TestKeywordFillScanSteps: a step over a term in ScanTerms walks the
-// workspace's chunks (its branch without the GIN index runs) and fills the pool with chunks that match it, as the
-// index's step does; under a narrow filter the hint is ignored.
+// workspace's chunks (its branch without the GIN index runs) and fills the
+// pool with chunks that match it, as the index's step does; under a narrow
+// filter the hint is ignored.
 func TestKeywordFillScanSteps(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -101,7 +96,6 @@ func TestKeywordFillScanSteps(t *testing.T) {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now().UTC()
 	for i := range 60 {
 		text := "alpha filler words"
 		switch {
@@ -110,15 +104,11 @@ func TestKeywordFillScanSteps(t *testing.T) {
 		case i%5 == 0:
 			text = "bravo alone here"
 		}
-		e := &postgram.Entity{ID: uuid.New(), Type: postgram.TypeMemory, Content: text, Visibility: postgram.VisibilityWork,
-			Status: postgram.StatusActive, Version: 1, EnrichmentStatus: postgram.StageSkipped, ExtractionStatus: postgram.StageSkipped,
-			CreatedAt: now, UpdatedAt: now}
+		var tags []string
 		if i%2 == 0 {
-			e.Tags = []string{"even"}
+			tags = []string{"even"}
 		}
-		if err := st.CreateEntity(ctx, "default", e, []driver.ChunkInput{{ID: uuid.New(), Content: text}}, nil); err != nil {
-			t.Fatal(err)
-		}
+		createMemory(t, st, text, tags)
 	}
 	// bravo is the rarer term: the conjunction, then bravo's step, then
 	// alpha's, which fills the pool.
@@ -176,5 +166,17 @@ func TestKeywordFillScanSteps(t *testing.T) {
 				t.Errorf("%s: hit %q matches no term", tc.name, h.Content)
 			}
 		}
+	}
+}
+
+// createMemory stores a one-chunk memory entity holding text.
+func createMemory(t *testing.T, st *Store, text string, tags []string) {
+	t.Helper()
+	now := time.Now().UTC()
+	e := &postgram.Entity{ID: uuid.New(), Type: postgram.TypeMemory, Content: text, Tags: tags, Visibility: postgram.VisibilityWork,
+		Status: postgram.StatusActive, Version: 1, EnrichmentStatus: postgram.StageSkipped, ExtractionStatus: postgram.StageSkipped,
+		CreatedAt: now, UpdatedAt: now}
+	if err := st.CreateEntity(context.Background(), "default", e, []driver.ChunkInput{{ID: uuid.New(), Content: text}}, nil); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -22,8 +22,16 @@ func open(t *testing.T) driver.Storage {
 
 func openStore(t *testing.T) *postgres.Store {
 	t.Helper()
+	return openConfigured(t, postgres.Config{})
+}
+
+// openConfigured opens cfg (its URL a fresh schema, 8 connections) and
+// migrates it.
+func openConfigured(t *testing.T, cfg postgres.Config) *postgres.Store {
+	t.Helper()
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, postgres.Config{URL: pgtest.Schema(t), MaxConns: 8})
+	cfg.URL, cfg.MaxConns = pgtest.Schema(t), 8
+	st, err := postgres.Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
