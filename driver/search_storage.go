@@ -69,8 +69,9 @@ type KeywordFillQuery struct {
 	// instead of collecting every match from its index first (a term in
 	// 16% of a million chunks: 161,366 matches gathered to keep 199). A
 	// hint; the step's result is any Limit-bounded set of matches either
-	// way. The library passes the terms whose expected walk is at most
-	// rank.ScanWalk chunks and a rank.ScanRatio-th of their matches.
+	// way. The library passes the terms rank.Walkable accepts: an
+	// expected walk of at most 4,000 chunks and a twentieth of the
+	// term's matches.
 	ScanTerms []int
 }
 

@@ -804,8 +804,7 @@ func (b *searchBench) explain(ctx context.Context, profiles []searchProfile) err
 		// The terms whose step may walk the workspace, as ranking v2
 		// passes them (rank.Plan.ScanTerms, from the planner's estimate).
 		for i, fr := range freqs {
-			df, walk := fr*float64(b.o.chunks), float64(kq.Limit)*float64(b.o.chunks)
-			if df > 0 && walk <= rank.ScanWalk*df && walk*rank.ScanRatio <= df*df {
+			if n := float64(b.o.chunks); rank.Walkable(fr*n, n, kq.Limit) {
 				kq.ScanTerms = append(kq.ScanTerms, i)
 			}
 		}
@@ -895,8 +894,8 @@ func (e *timedEmbedder) EmbedBatch(ctx context.Context, texts []string) ([][]flo
 // recall measures the vector branch as searches use it (the HNSW scan
 // asked for vectorTarget rows) against exact cosine ranking: recall@10 is
 // the share of the exact top 10 found in the ANN answer's top 10. With
-// --recall-ef it does so at each ef_search value, through a store opened
-// with that setting, against one exact ranking per query.
+// --recall-ef and --recall-rerank it does so at each setting, through a
+// store opened with it, against one exact ranking per query.
 func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) error {
 	var queries []string
 	for _, p := range profiles {
@@ -997,9 +996,8 @@ func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) erro
 	fmt.Fprintln(b.out, "| index | recall@10 mean | lowest | queries with all 10 | ANN p50 | ANN p95 |")
 	fmt.Fprintln(b.out, "| --- | --- | --- | --- | --- | --- |")
 	for _, as := range stores {
-		ef := as.name
 		if len(as.recalls) == 0 {
-			fmt.Fprintf(b.out, "| %s | no query returned an exact answer | | | | |\n", ef)
+			fmt.Fprintf(b.out, "| %s | no query returned an exact answer | | | | |\n", as.name)
 			continue
 		}
 		mean := 0.0
@@ -1009,7 +1007,7 @@ func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) erro
 		mean /= float64(len(as.recalls))
 		slices.Sort(as.recalls)
 		slices.Sort(as.times)
-		fmt.Fprintf(b.out, "| %s | %.3f | %.1f | %d of %d | %s | %s |\n", ef, mean, as.recalls[0], countAtLeast(as.recalls, 1), len(as.recalls),
+		fmt.Fprintf(b.out, "| %s | %.3f | %.1f | %d of %d | %s | %s |\n", as.name, mean, as.recalls[0], countAtLeast(as.recalls, 1), len(as.recalls),
 			percentile(as.times, 50).Round(10*time.Microsecond), percentile(as.times, 95).Round(10*time.Microsecond))
 	}
 	return nil

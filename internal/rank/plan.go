@@ -331,30 +331,35 @@ func (pl *Plan) HeadTerms(order []int) []int {
 	return out
 }
 
-// ScanWalk bounds the chunks a step may expect to walk to fill its room
+// scanWalk bounds the chunks a step may expect to walk to fill its room
 // when it walks the workspace instead of reading the term's index
-// (postgram.KeywordFillQuery.ScanTerms); ScanRatio is how many of the
+// (postgram.KeywordFillQuery.ScanTerms); scanRatio is how many of the
 // index's matches a walked chunk must save: gathering a match from the
 // index costs PostgreSQL about half a microsecond, testing a walked chunk
 // 4 (a tsvector stored inline, a million chunks) to 50 (a TOASTed one, the
 // REST load's fixture) microseconds.
 const (
-	ScanWalk  = 4000
-	ScanRatio = 20
+	scanWalk  = 4000
+	scanRatio = 20
 )
 
+// Walkable reports whether a per-term step with room for limit chunks,
+// over a term held by df of the workspace's chunks, should walk the
+// workspace: the expected walk (limit × chunks / df) is at most scanWalk
+// chunks and at most a scanRatio-th of the df matches the index would
+// gather. At a million chunks a term in 161,366 of them qualifies (1,240
+// chunks walked for room 200); at 6,000 chunks only a term in nearly all.
+func Walkable(df, chunks float64, limit int) bool {
+	walk := float64(limit) * chunks // the expected walk times df
+	return df > 0 && walk <= scanWalk*df && walk*scanRatio <= df*df
+}
+
 // ScanTerms returns the terms of order whose per-term step, with room for
-// limit chunks, fills after walking at most ScanWalk of the workspace's
-// chunks on average (df / chunks of them match), and at most a ScanRatio-th
-// of the df matches the index would gather: at a million chunks a term in
-// 161,366 of them (1,240 chunks walked for room 200), at 6,000 chunks none
-// but a term in nearly all of them.
+// limit chunks, should walk the workspace (Walkable).
 func (pl *Plan) ScanTerms(order []int, limit int) []int {
 	var out []int
 	for _, i := range order {
-		df := pl.TermDF(i)
-		walk := int64(limit) * pl.Chunks // the expected walk times df
-		if df > 0 && walk <= ScanWalk*df && walk*ScanRatio <= df*df {
+		if Walkable(float64(pl.TermDF(i)), float64(pl.Chunks), limit) {
 			out = append(out, i)
 		}
 	}

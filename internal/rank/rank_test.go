@@ -207,7 +207,7 @@ func TestPlanChoosesAlternatives(t *testing.T) {
 }
 
 // TestScanTerms: a step may walk the workspace for a term only when the
-// expected walk to fill its room stays within ScanWalk chunks.
+// expected walk to fill its room stays within scanWalk chunks.
 func TestScanTerms(t *testing.T) {
 	t.Parallel()
 	a := Analyze([]string{"common", "frequent", "middling", "absent"})

@@ -796,21 +796,17 @@ func keywordFillSQL(ws string, q driver.KeywordFillQuery) (string, sqlArgs, erro
 			ORDER BY y.k, y.n
 			LIMIT greatest(0, least(%[3]s::int, %[4]s::int - (SELECT cardinality(ids) FROM conj)))) z`, hord, where, h, limit)
 	}
-	// Steps over very common terms walk the workspace's chunks in primary
-	// key order and keep the first that match (ts_match_vq is @@ in a form
-	// the planner does not take to the GIN index), instead of a bitmap of
-	// every match: at a million chunks a term in 16% of them made a bitmap
-	// of 161,366 rows (138 ms) to keep 199. Only under a broad filter:
-	// a narrow one could reject most of the walk.
+	// Steps over the terms of q.ScanTerms walk the workspace (walkSQL)
+	// instead of gathering a bitmap of every match: at a million chunks a
+	// term in 16% of them made a bitmap of 161,366 rows (138 ms) to keep
+	// 199. Only under a broad filter: a narrow one could reject most of
+	// the walk. One term's step is the conjunction.
 	broad := broadFilter(q.Filter)
 	scanStep := make([]bool, len(order))
-	scanConj := false
 	for i, t := range q.Order {
 		scanStep[i] = broad && slices.Contains(q.ScanTerms, t)
 	}
-	if len(q.Terms) == 1 && broad && slices.Contains(q.ScanTerms, 0) {
-		scanConj = true
-	}
+	scanConj := len(q.Terms) == 1 && broad && slices.Contains(q.ScanTerms, 0)
 	scan := args.add(scanStep)
 	conj := fmt.Sprintf(`SELECT c.ctid AS ct, e.ctid AS et FROM %[1]s
 			WHERE c.workspace_id = $1 AND c.tsv @@ (SELECT %[2]s FROM tq)

@@ -139,8 +139,8 @@ const (
 // Valid reports whether k names a kind this store knows.
 func (k VectorIndexKind) Valid() bool { return k == VectorIndexHNSW || k == VectorIndexBinary }
 
-// maxBinaryIndexedDims is the vector type's own limit: pgvector's HNSW
-// indexes bit strings of up to 64,000 bits.
+// maxBinaryIndexedDims is the vector type's own limit (16,000 dimensions),
+// below the 64,000 bits pgvector's HNSW indexes.
 const maxBinaryIndexedDims = 16000
 
 // indexedDims is the largest dimension count the configured vector index
