@@ -68,7 +68,13 @@ func redact(dsn string) string {
 
 // openStore connects to dsn (already carrying the search_path).
 func openStore(ctx context.Context, dsn string, maxConns int) (*postgres.Store, error) {
-	st, err := postgres.Open(ctx, postgres.Config{URL: dsn, MaxConns: int32(maxConns)})
+	return openStoreWith(ctx, postgres.Config{URL: dsn, MaxConns: int32(maxConns)})
+}
+
+// openStoreWith opens a store configured by cfg (its URL carrying the
+// search_path).
+func openStoreWith(ctx context.Context, cfg postgres.Config) (*postgres.Store, error) {
+	st, err := postgres.Open(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL (is it running? scripts/pgtest.sh start): %w", err)
 	}

@@ -78,7 +78,7 @@ func openLoadStore(ctx context.Context, o loadOptions) (driver.Storage, string, 
 	if err != nil {
 		return nil, "", nil, err
 	}
-	st, err := openStore(ctx, dsn, o.maxConns)
+	st, err := openStoreWith(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), MemoryVectors: o.memVectors})
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -86,7 +86,11 @@ func openLoadStore(ctx context.Context, o loadOptions) (driver.Storage, string, 
 		st.Close()
 		return nil, "", nil, err
 	}
-	return st, "postgres " + serverInfo(ctx, st), func() { st.Close() }, nil
+	info := "postgres " + serverInfo(ctx, st)
+	if o.memVectors {
+		info += ", in-memory vectors"
+	}
+	return st, info, func() { st.Close() }, nil
 }
 
 type loadOptions struct {
@@ -104,6 +108,7 @@ type loadOptions struct {
 	cpuProfile  string
 	memProfile  string
 	ranking     string
+	memVectors  bool
 }
 
 func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, int) {
@@ -137,6 +142,7 @@ dropped and recreated on every run.`, stderr)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured run (server and clients, one process) to FILE")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write an allocation profile after the measured run to FILE")
 	fs.StringVar(&o.ranking, "ranking", "", "ranking the searches ask for (v2, seed); default: the server's")
+	fs.BoolVar(&o.memVectors, "memory-vectors", false, "with --store postgres: rank vector searches on the store's in-process copy (postgres.Config.MemoryVectors), loaded after seeding")
 	code := parseFlags(fs, args, func() error {
 		switch {
 		case o.duration <= 0 || o.duration > time.Hour:
@@ -153,6 +159,8 @@ dropped and recreated on every run.`, stderr)
 			return errors.New("--max-conns must be at least 2")
 		case o.store != "postgres" && o.store != "sqlite":
 			return fmt.Errorf("--store must be postgres or sqlite, not %q", o.store)
+		case o.memVectors && o.store != "postgres":
+			return errors.New("--memory-vectors is a PostgreSQL setting (the SQLite store always ranks in memory)")
 		case o.ranking != "" && !postgram.RankingMode(o.ranking).Valid():
 			return fmt.Errorf("--ranking must be v2 or seed, not %q", o.ranking)
 		}
@@ -254,6 +262,11 @@ func loadLevel(ctx context.Context, o loadOptions, clients int, stdout, stderr i
 	if pg, ok := st.(*postgres.Store); ok {
 		if err := analyze(ctx, pg, loadSchema); err != nil {
 			return levelResult{}, err
+		}
+		if o.memVectors {
+			if err := pg.WarmMemoryVectors(ctx, postgram.DefaultWorkspace); err != nil {
+				return levelResult{}, err
+			}
 		}
 	}
 	logf(stderr, start, "seeded %d entities", o.seed)

@@ -24,15 +24,18 @@ var referenceTables = []string{"embedding_models", "oauth_records", "postgram_sc
 // must then touch only its own shard's co-located rows: the chunk
 // statistics triggers write lexeme_stats_delta rows of the chunk's own
 // workspace (co-located with chunks), the audit trigger refuses changes,
-// the key trigger only notifies. A new trigger must be checked against
-// that rule and listed here.
+// the key trigger only notifies, the search-change triggers write
+// search_changes rows of the changed row's own workspace. A new trigger
+// must be checked against that rule and listed here.
 var distributedTriggers = []string{
 	"api_keys.postgram_api_keys_notify",
 	"audit_log.postgram_audit_log_append_only",
+	"chunks.postgram_chunks_search_change",
 	"chunks.postgram_chunks_stats_delete",
 	"chunks.postgram_chunks_stats_insert",
 	"chunks.postgram_chunks_stats_truncate",
 	"chunks.postgram_chunks_stats_update",
+	"entities.postgram_entities_search_change",
 }
 
 // TestCitusCompatibleSchema checks the migrated schema against the rules

@@ -82,19 +82,36 @@ func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (d
 	return st, nil
 }
 
-// foldLoop folds pending statistics every foldInterval until ctx ends.
+// foldLoop folds pending statistics every foldInterval, and prunes
+// search_changes every pruneChangesInterval, until ctx ends.
 func (s *Store) foldLoop(ctx context.Context) {
 	t := time.NewTicker(foldInterval)
 	defer t.Stop()
+	prune := time.NewTicker(pruneChangesInterval)
+	defer prune.Stop()
+	var horizons changeHorizons
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			s.startFold()
+		case <-prune.C:
+			pctx, cancel := context.WithTimeout(ctx, time.Minute)
+			n, err := s.pruneSearchChanges(pctx, &horizons)
+			cancel()
+			switch {
+			case err != nil && ctx.Err() == nil:
+				s.log.Warn("postgres: pruning search_changes failed", "error", err)
+			case n > 0:
+				s.log.Debug("postgres: pruned search_changes", "rows", n)
+			}
 		}
 	}
 }
+
+// pruneChangesInterval is how often a store prunes search_changes.
+const pruneChangesInterval = 5 * time.Minute
 
 // startFold folds the pending statistics in the background unless a fold
 // is running already.

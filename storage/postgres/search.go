@@ -140,6 +140,19 @@ const chunkJoin = `chunks c JOIN entities e ON e.workspace_id = c.workspace_id A
 // VectorSearch implements driver.Storage.
 func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuery) (driver.VectorResult, error) {
 	ctx = withWS(ctx, ws)
+	if s.mem != nil {
+		m, err := s.model(ctx, q.ModelID)
+		if err != nil {
+			return driver.VectorResult{}, err
+		}
+		if len(q.Vector) != m.Dimensions {
+			return driver.VectorResult{}, fmt.Errorf("postgres: vector search: query has %d dimensions, model %s has %d: %w",
+				len(q.Vector), m.Name, m.Dimensions, driver.ErrInvalidArgument)
+		}
+		if res, ok, err := s.memVectorSearch(ctx, ws, q); ok {
+			return res, err
+		}
+	}
 	var res driver.VectorResult
 	err := s.read(ctx, ws, func(r reader) error {
 		var err error
@@ -875,6 +888,11 @@ const chunkSimilaritiesSQL = `SELECT c.id, 1 - (c.embedding <=> $3::vector) FROM
 
 // ChunkSimilarities implements driver.SimilarityScorer.
 func (s *Store) ChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, error) {
+	if len(ids) > 0 && s.mem != nil {
+		if sims, ok := s.memChunkSimilarities(withWS(ctx, ws), ws, modelID, vec, ids); ok {
+			return sims, nil
+		}
+	}
 	return readVal(s, withWS(ctx, ws), ws, func(ctx context.Context) (map[uuid.UUID]float64, error) {
 		return s.chunkSimilarities(ctx, ws, modelID, vec, ids)
 	})

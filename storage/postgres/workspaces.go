@@ -71,10 +71,10 @@ func (s *Store) Workspaces(ctx context.Context) ([]driver.WorkspaceInfo, error) 
 
 // workspaceTables are the tables holding a workspace_id, in the order
 // DeleteWorkspace empties them (the chunks' statistics triggers write
-// lexeme_stats_delta, emptied after them). A test checks the list
-// against the schema.
+// lexeme_stats_delta, and the search-change triggers search_changes,
+// emptied after them). A test checks the list against the schema.
 var workspaceTables = []string{"edges", "sync_files", "chunks", "entities", "query_embeddings", "api_keys", "audit_log",
-	"jobs", "events", "lexeme_stats_delta", "lexeme_stats", "workspaces"}
+	"jobs", "events", "lexeme_stats_delta", "lexeme_stats", "search_changes", "workspaces"}
 
 // DeleteWorkspace implements driver.WorkspaceStorage. The api_keys
 // trigger tells every server that the workspace's keys are gone.
@@ -104,6 +104,12 @@ func (s *Store) DeleteWorkspace(ctx context.Context, ws string) (driver.Workspac
 			if _, err := tx.Exec(ctx, "DELETE FROM "+t+" WHERE workspace_id = $1", ws); err != nil {
 				return fmt.Errorf("empty %s: %w", t, err)
 			}
+		}
+		// One row tells the in-memory vector copies of every process
+		// (Config.MemoryVectors) to load the workspace again: empty, or
+		// as a workspace of the same name holds it by then.
+		if _, err := tx.Exec(ctx, "INSERT INTO search_changes (workspace_id, kind) VALUES ($1, 0)", ws); err != nil {
+			return fmt.Errorf("note the reset for in-memory vectors: %w", err)
 		}
 		_, err := tx.Exec(ctx, "SELECT set_config('postgram.audit_prune', 'off', true)")
 		return err

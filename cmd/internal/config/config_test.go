@@ -295,17 +295,18 @@ func TestDatabaseVectorIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.DatabaseVectorIndex != "hnsw" || e.DatabaseRerankCandidates != 400 || e.DatabaseEfSearch != 40 {
-		t.Errorf("defaults: %q %d %d", e.DatabaseVectorIndex, e.DatabaseRerankCandidates, e.DatabaseEfSearch)
+	if e.DatabaseVectorIndex != "hnsw" || e.DatabaseRerankCandidates != 400 || e.DatabaseEfSearch != 40 || e.DatabaseMemoryVectors {
+		t.Errorf("defaults: %q %d %d %v", e.DatabaseVectorIndex, e.DatabaseRerankCandidates, e.DatabaseEfSearch, e.DatabaseMemoryVectors)
 	}
-	e, err = Parse(env(map[string]string{"DATABASE_VECTOR_INDEX": " Binary ", "DATABASE_RERANK_CANDIDATES": "800"}))
+	e, err = Parse(env(map[string]string{"DATABASE_VECTOR_INDEX": " Binary ", "DATABASE_RERANK_CANDIDATES": "800", "DATABASE_MEMORY_VECTORS": "true"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.DatabaseVectorIndex != "binary" || e.DatabaseRerankCandidates != 800 {
-		t.Errorf("set: %q %d", e.DatabaseVectorIndex, e.DatabaseRerankCandidates)
+	if e.DatabaseVectorIndex != "binary" || e.DatabaseRerankCandidates != 800 || !e.DatabaseMemoryVectors {
+		t.Errorf("set: %q %d %v", e.DatabaseVectorIndex, e.DatabaseRerankCandidates, e.DatabaseMemoryVectors)
 	}
-	for name, v := range map[string]string{"DATABASE_VECTOR_INDEX": "ivfflat", "DATABASE_RERANK_CANDIDATES": "5000", "DATABASE_EF_SEARCH": "0"} {
+	for name, v := range map[string]string{"DATABASE_VECTOR_INDEX": "ivfflat", "DATABASE_RERANK_CANDIDATES": "5000", "DATABASE_EF_SEARCH": "0",
+		"DATABASE_MEMORY_VECTORS": "sometimes"} {
 		if _, err := Parse(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%s: %v, want an error naming the variable", name, v, err)
 		}

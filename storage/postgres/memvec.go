@@ -1,0 +1,832 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/vecscan"
+)
+
+// With Config.MemoryVectors the store keeps, per workspace it searches, an
+// in-process copy of the workspace's chunk vectors and of the attributes
+// its entities are filtered on, and ranks vector searches on it exactly
+// (internal/vecscan, the SQLite store's scan) instead of asking
+// PostgreSQL: the HNSW walk was a third of PostgreSQL's CPU per search, and
+// its recall falls on large, crowded sets.
+//
+// The copy follows search_changes (migration 020), which triggers fill in
+// the writing transactions. A search first reads the rows written since the
+// copy's snapshot (one statement; concurrent searches share one read that
+// started after they arrived), so every commit that finished before a
+// search began is in the copy it ranks on: a write is findable at once, in
+// this process and in every other. See the migration for why rows are read
+// by transaction id and snapshot rather than by number.
+//
+// A workspace's copy loads in the background on its first search (one
+// REPEATABLE READ transaction); until it is ready, and whenever it cannot be
+// kept current, searches go to PostgreSQL as before.
+
+// memState is a copy's state.
+type memState int
+
+const (
+	memLoading memState = iota
+	memReady
+	memFailed // the load or a catch-up failed: retried after memRetryAfter
+)
+
+const (
+	// memRetryAfter is how long a failed copy waits before loading again.
+	memRetryAfter = 30 * time.Second
+	// memReloadAfter: a copy not caught up for this long loads again
+	// (search_changes keeps an hour; see pruneSearchChanges).
+	memReloadAfter = 30 * time.Minute
+	// memReloadBacklog is the number of changes above which loading again
+	// is cheaper than applying them one by one.
+	memReloadBacklog = 20_000
+	// searchChangesKeep is how long after its transaction ended a
+	// search_changes row is kept.
+	searchChangesKeep = time.Hour
+)
+
+// memVectors holds the copies.
+type memVectors struct {
+	s       *Store
+	workers int
+
+	mu     sync.Mutex
+	spaces map[string]*memSpace
+}
+
+func newMemVectors(s *Store) *memVectors {
+	return &memVectors{s: s, workers: runtime.GOMAXPROCS(0), spaces: map[string]*memSpace{}}
+}
+
+// memSpace is one workspace's copy.
+type memSpace struct {
+	ws   string
+	gate freshGate
+
+	mu       sync.RWMutex // guards everything below
+	state    memState
+	failedAt time.Time
+	snap     pgSnapshot // what the copy reflects
+	caughtUp time.Time  // when snap was taken
+	ents     []memEnt   // by slot
+	entSlot  map[uuid.UUID]int32
+	free     []int32
+	sets     map[int64]*vecscan.Set // by model id
+	chunks   map[uuid.UUID]memChunk
+	nextRID  int64
+}
+
+// memEnt is an entity as filters see it.
+type memEnt struct {
+	live bool
+	view driver.FilterView
+}
+
+// memChunk is where a chunk's vector is held.
+type memChunk struct {
+	rid   int64
+	model int64
+}
+
+func newMemContent(sp *memSpace) {
+	sp.ents, sp.free = nil, nil
+	sp.entSlot = map[uuid.UUID]int32{}
+	sp.sets = map[int64]*vecscan.Set{}
+	sp.chunks = map[uuid.UUID]memChunk{}
+}
+
+// pgSnapshot is a pg_snapshot: transactions below xmin had ended, those at
+// or above xmax had not begun, and xip lists those in between that were
+// still running.
+type pgSnapshot struct {
+	xmin, xmax uint64
+	xip        []uint64
+}
+
+// parseSnapshot reads pg_snapshot's text form, "xmin:xmax:xip,xip,...".
+func parseSnapshot(s string) (pgSnapshot, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return pgSnapshot{}, fmt.Errorf("snapshot %q: want xmin:xmax:xip", s)
+	}
+	var snap pgSnapshot
+	var err error
+	if snap.xmin, err = strconv.ParseUint(parts[0], 10, 64); err != nil {
+		return pgSnapshot{}, fmt.Errorf("snapshot %q: %w", s, err)
+	}
+	if snap.xmax, err = strconv.ParseUint(parts[1], 10, 64); err != nil {
+		return pgSnapshot{}, fmt.Errorf("snapshot %q: %w", s, err)
+	}
+	if parts[2] != "" {
+		for _, x := range strings.Split(parts[2], ",") {
+			v, err := strconv.ParseUint(x, 10, 64)
+			if err != nil {
+				return pgSnapshot{}, fmt.Errorf("snapshot %q: %w", s, err)
+			}
+			snap.xip = append(snap.xip, v)
+		}
+	}
+	return snap, nil
+}
+
+// pending returns the parameters of the rows written by transactions snap
+// did not see as ended: xid ≥ xmax, or xid in xip.
+func (p pgSnapshot) pending() (string, []string) {
+	xip := make([]string, len(p.xip))
+	for i, x := range p.xip {
+		xip[i] = strconv.FormatUint(x, 10)
+	}
+	return strconv.FormatUint(p.xmax, 10), xip
+}
+
+// freshGate lets concurrent callers share a catch-up: each needs one that
+// started after it arrived, and every caller waiting when one starts can
+// use it.
+type freshGate struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	running bool
+	started uint64
+	done    uint64 // the last catch-up that succeeded
+	waiting int    // callers waiting for a running catch-up
+}
+
+// await runs or joins a catch-up (fn) that started after the call.
+func (g *freshGate) await(fn func() error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cond == nil {
+		g.cond = sync.NewCond(&g.mu)
+	}
+	need := g.started + 1
+	for g.done < need {
+		if g.running {
+			g.waiting++
+			g.cond.Wait()
+			g.waiting--
+			continue
+		}
+		g.running = true
+		g.started++
+		mine := g.started
+		g.mu.Unlock()
+		err := fn()
+		g.mu.Lock()
+		g.running = false
+		g.cond.Broadcast()
+		if err != nil {
+			return err
+		}
+		g.done = max(g.done, mine)
+	}
+	return nil
+}
+
+// memMark marks a context whose operation began with Refresh: each
+// workspace's copy catches up once under it.
+type memMark struct {
+	mu    sync.Mutex
+	fresh map[string]bool
+}
+
+type memMarkKey struct{}
+
+// Refresh implements driver.Refresher. With Config.MemoryVectors, the
+// reads of one search under the returned context bring a workspace's copy
+// up to date once (the first of them), not each; without, it returns ctx.
+func (s *Store) Refresh(ctx context.Context) (context.Context, error) {
+	if s.mem == nil {
+		return ctx, nil
+	}
+	return context.WithValue(ctx, memMarkKey{}, &memMark{fresh: map[string]bool{}}), nil
+}
+
+// ready returns workspace ws's copy brought up to date, or nil when it is
+// not ready (loading, failed, turned off): then the caller asks PostgreSQL.
+func (m *memVectors) ready(ctx context.Context, ws string) *memSpace {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	sp := m.spaces[ws]
+	if sp == nil {
+		sp = &memSpace{ws: ws}
+		m.spaces[ws] = sp
+		m.startLoad(sp)
+		m.mu.Unlock()
+		return nil
+	}
+	m.mu.Unlock()
+	sp.mu.RLock()
+	state, failedAt, caughtUp := sp.state, sp.failedAt, sp.caughtUp
+	sp.mu.RUnlock()
+	switch {
+	case state == memLoading:
+		return nil
+	case state == memFailed:
+		if time.Since(failedAt) >= memRetryAfter {
+			m.reload(sp)
+		}
+		return nil
+	case time.Since(caughtUp) > memReloadAfter:
+		// Rows it has not read may have been pruned.
+		m.reload(sp)
+		return nil
+	}
+	mark, _ := ctx.Value(memMarkKey{}).(*memMark)
+	if mark != nil {
+		mark.mu.Lock()
+		done := mark.fresh[ws]
+		mark.mu.Unlock()
+		if done {
+			return sp
+		}
+	}
+	if err := sp.gate.await(func() error { return m.catchUp(ctx, sp) }); err != nil {
+		if ctx.Err() == nil {
+			m.s.log.Warn("postgres: in-memory vectors could not catch up; searching in PostgreSQL", "workspace", ws, "error", err)
+			sp.mu.Lock()
+			if sp.state == memReady {
+				sp.state, sp.failedAt = memFailed, time.Now()
+			}
+			sp.mu.Unlock()
+		}
+		return nil
+	}
+	sp.mu.RLock()
+	ok := sp.state == memReady
+	sp.mu.RUnlock()
+	if !ok {
+		return nil // a catch-up found a reset and started a load
+	}
+	if mark != nil {
+		mark.mu.Lock()
+		mark.fresh[ws] = true
+		mark.mu.Unlock()
+	}
+	return sp
+}
+
+// reload marks sp loading and starts a load, unless one is running.
+func (m *memVectors) reload(sp *memSpace) {
+	sp.mu.Lock()
+	if sp.state == memLoading {
+		sp.mu.Unlock()
+		return
+	}
+	sp.state = memLoading
+	sp.mu.Unlock()
+	m.mu.Lock()
+	m.startLoad(sp)
+	m.mu.Unlock()
+}
+
+// startLoad loads sp in the background. The caller holds m.mu (so Close's
+// wait sees the goroutine) and has set sp's state to memLoading.
+func (m *memVectors) startLoad(sp *memSpace) {
+	m.s.bg.Add(1)
+	go func() {
+		defer m.s.bg.Done()
+		start := time.Now()
+		n, err := m.load(m.s.bgCtx, sp)
+		if err != nil {
+			sp.mu.Lock()
+			sp.state, sp.failedAt = memFailed, time.Now()
+			sp.mu.Unlock()
+			if m.s.bgCtx.Err() == nil {
+				m.s.log.Warn("postgres: loading in-memory vectors failed; searching in PostgreSQL", "workspace", sp.ws, "error", err)
+			}
+			return
+		}
+		m.s.log.Info("postgres: in-memory vectors loaded", "workspace", sp.ws, "chunks", n, "took", time.Since(start).Round(time.Millisecond))
+	}()
+}
+
+const memEntityCols = `id, type, status, visibility, owner, tags, coalesce(memory_role, ''), client_id, updated_at`
+
+// load reads the workspace's entities and vectors in one snapshot and
+// makes them the copy.
+func (m *memVectors) load(ctx context.Context, sp *memSpace) (int, error) {
+	ctx = withWS(ctx, sp.ws)
+	next := &memSpace{ws: sp.ws}
+	newMemContent(next)
+	start := time.Now()
+	var snapText string
+	n := 0
+	err := pgx.BeginTxFunc(ctx, m.s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, "SELECT pg_current_snapshot()::text").Scan(&snapText); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT "+memEntityCols+" FROM entities WHERE workspace_id = $1", sp.ws)
+		if err != nil {
+			return err
+		}
+		if err := scanMemEntities(rows, next.putEntity); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `SELECT id, entity_id, model_id, embedding FROM chunks
+			WHERE workspace_id = $1 AND embedding IS NOT NULL AND model_id IS NOT NULL`, sp.ws)
+		if err != nil {
+			return err
+		}
+		return scanMemChunks(rows, func(c memChunkRow) {
+			if next.putChunk(c) {
+				n++
+			}
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("postgres: load in-memory vectors: %w", mapErr(err))
+	}
+	snap, err := parseSnapshot(snapText)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: load in-memory vectors: %w", err)
+	}
+	sp.mu.Lock()
+	sp.ents, sp.entSlot, sp.free, sp.sets, sp.chunks, sp.nextRID = next.ents, next.entSlot, next.free, next.sets, next.chunks, next.nextRID
+	sp.snap, sp.caughtUp, sp.state = snap, start, memReady
+	sp.mu.Unlock()
+	return n, nil
+}
+
+// memChunkRow is a chunk's vector as read.
+type memChunkRow struct {
+	id, entity uuid.UUID
+	model      int64
+	vec        []float32
+}
+
+func scanMemEntities(rows pgx.Rows, put func(uuid.UUID, driver.FilterView)) error {
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var v driver.FilterView
+		var typ, status, vis string
+		var updated time.Time
+		if err := rows.Scan(&id, &typ, &status, &vis, &v.Owner, &v.Tags, &v.MemoryRole, &v.ClientID, &updated); err != nil {
+			return err
+		}
+		v.Type, v.Status, v.Visibility, v.UpdatedAt = driver.EntityType(typ), driver.Status(status), driver.Visibility(vis), updated.UnixMicro()
+		put(id, v)
+	}
+	return rows.Err()
+}
+
+func scanMemChunks(rows pgx.Rows, put func(memChunkRow)) error {
+	defer rows.Close()
+	for rows.Next() {
+		var c memChunkRow
+		var v pgvector.Vector
+		if err := rows.Scan(&c.id, &c.entity, &c.model, &v); err != nil {
+			return err
+		}
+		c.vec = v.Slice()
+		put(c)
+	}
+	return rows.Err()
+}
+
+// putEntity adds or updates an entity. The caller holds sp.mu.
+func (sp *memSpace) putEntity(id uuid.UUID, v driver.FilterView) {
+	if s, ok := sp.entSlot[id]; ok {
+		sp.ents[s] = memEnt{live: true, view: v}
+		return
+	}
+	var s int32
+	if n := len(sp.free); n > 0 {
+		s, sp.free = sp.free[n-1], sp.free[:n-1]
+		sp.ents[s] = memEnt{live: true, view: v}
+	} else {
+		s = int32(len(sp.ents))
+		sp.ents = append(sp.ents, memEnt{live: true, view: v})
+	}
+	sp.entSlot[id] = s
+}
+
+// dropEntity forgets an entity; its slot is reused once free is merged
+// (the caller does that after dropping its chunks). The caller holds sp.mu.
+func (sp *memSpace) dropEntity(id uuid.UUID, freed *[]int32) {
+	s, ok := sp.entSlot[id]
+	if !ok {
+		return
+	}
+	delete(sp.entSlot, id)
+	sp.ents[s] = memEnt{}
+	*freed = append(*freed, s)
+}
+
+// putChunk stores a chunk's vector, if its entity is known; it reports
+// whether it did. The caller holds sp.mu and has removed the chunk's
+// earlier vector.
+func (sp *memSpace) putChunk(c memChunkRow) bool {
+	slot, ok := sp.entSlot[c.entity]
+	if !ok || len(c.vec) == 0 {
+		return false
+	}
+	vs := sp.sets[c.model]
+	if vs == nil {
+		vs = vecscan.New(len(c.vec))
+		sp.sets[c.model] = vs
+	} else if vs.Dims() != len(c.vec) {
+		return false // not the model's dimensions: PostgreSQL would not rank it either
+	}
+	sp.nextRID++
+	vs.Put(sp.nextRID, c.id, slot, c.vec)
+	sp.chunks[c.id] = memChunk{rid: sp.nextRID, model: c.model}
+	return true
+}
+
+// dropChunk removes a chunk's vector. The caller holds sp.mu.
+func (sp *memSpace) dropChunk(id uuid.UUID) {
+	c, ok := sp.chunks[id]
+	if !ok {
+		return
+	}
+	delete(sp.chunks, id)
+	if vs := sp.sets[c.model]; vs != nil {
+		vs.Remove(c.rid)
+	}
+}
+
+const pollSearchChangesSQL = `SELECT pg_current_snapshot()::text, NULL::smallint, NULL::uuid, NULL::uuid
+UNION ALL
+SELECT NULL, kind, entity_id, chunk_id FROM search_changes
+WHERE workspace_id = $1 AND (xid >= $2::text::xid8 OR xid = ANY($3::text[]::xid8[]))`
+
+// catchUp applies the changes the copy's snapshot did not see.
+func (m *memVectors) catchUp(ctx context.Context, sp *memSpace) error {
+	ctx = withWS(ctx, sp.ws)
+	sp.mu.RLock()
+	if sp.state != memReady {
+		sp.mu.RUnlock()
+		return nil
+	}
+	prev := sp.snap
+	sp.mu.RUnlock()
+	xmax, xip := prev.pending()
+	rows, err := m.s.pool.Query(ctx, pollSearchChangesSQL, sp.ws, xmax, xip)
+	if err != nil {
+		return fmt.Errorf("read search changes: %w", mapErr(err))
+	}
+	var snapText *string
+	ents := map[uuid.UUID]bool{}
+	chunks := map[uuid.UUID]bool{}
+	reset := false
+	n := 0
+	for rows.Next() {
+		var text *string
+		var kind *int16
+		var ent, chunk *uuid.UUID
+		if err := rows.Scan(&text, &kind, &ent, &chunk); err != nil {
+			rows.Close()
+			return fmt.Errorf("read search changes: %w", err)
+		}
+		if text != nil {
+			snapText = text
+			continue
+		}
+		n++
+		switch {
+		case *kind == 0:
+			reset = true
+		case *kind == 1 && ent != nil:
+			ents[*ent] = true
+		case *kind == 2 && chunk != nil:
+			chunks[*chunk] = true
+			if ent != nil {
+				ents[*ent] = true
+			}
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read search changes: %w", mapErr(err))
+	}
+	if snapText == nil {
+		return errors.New("read search changes: no snapshot returned")
+	}
+	snap, err := parseSnapshot(*snapText)
+	if err != nil {
+		return fmt.Errorf("read search changes: %w", err)
+	}
+	if reset || n > memReloadBacklog {
+		m.s.log.Info("postgres: in-memory vectors far behind; loading them again", "workspace", sp.ws, "changes", n, "reset", reset)
+		m.reload(sp)
+		return nil
+	}
+	if n == 0 {
+		sp.mu.Lock()
+		if sp.state == memReady && sp.snap.xmax == prev.xmax {
+			sp.snap, sp.caughtUp = snap, time.Now()
+		}
+		sp.mu.Unlock()
+		return nil
+	}
+	// The rows now: an entity or chunk read after the snapshot is at
+	// least as new as the change that named it (a later change is read
+	// again at the next catch-up, and applying it twice is harmless).
+	var entRows []struct {
+		id uuid.UUID
+		v  driver.FilterView
+	}
+	var chunkRows []memChunkRow
+	batch := &pgx.Batch{}
+	batch.Queue("SELECT "+memEntityCols+" FROM entities WHERE workspace_id = $1 AND id = ANY($2)", sp.ws, mapKeys(ents))
+	if len(chunks) > 0 {
+		batch.Queue(`SELECT id, entity_id, model_id, embedding FROM chunks
+			WHERE workspace_id = $1 AND id = ANY($2) AND embedding IS NOT NULL AND model_id IS NOT NULL`, sp.ws, mapKeys(chunks))
+	}
+	br := m.s.pool.SendBatch(ctx, batch)
+	rs, err := br.Query()
+	if err == nil {
+		err = scanMemEntities(rs, func(id uuid.UUID, v driver.FilterView) {
+			entRows = append(entRows, struct {
+				id uuid.UUID
+				v  driver.FilterView
+			}{id, v})
+		})
+	}
+	if err == nil && len(chunks) > 0 {
+		if rs, err = br.Query(); err == nil {
+			err = scanMemChunks(rs, func(c memChunkRow) { chunkRows = append(chunkRows, c) })
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("read changed rows: %w", mapErr(err))
+	}
+
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.state != memReady || sp.snap.xmax != prev.xmax || !slices.Equal(sp.snap.xip, prev.xip) {
+		return nil // a load overtook this catch-up; it is at least as new
+	}
+	// Chunks first out, then entities, then chunks in: a deleted entity's
+	// slot is reused only after its chunks left.
+	for id := range chunks {
+		sp.dropChunk(id)
+	}
+	seen := make(map[uuid.UUID]bool, len(entRows))
+	for _, r := range entRows {
+		sp.putEntity(r.id, r.v)
+		seen[r.id] = true
+	}
+	var freed []int32
+	for id := range ents {
+		if !seen[id] {
+			// Its chunks went with it: their deletes were logged too
+			// (the cascade fires the chunks' triggers) and left above.
+			sp.dropEntity(id, &freed)
+		}
+	}
+	sp.free = append(sp.free, freed...)
+	for _, c := range chunkRows {
+		sp.putChunk(c)
+	}
+	sp.snap, sp.caughtUp = snap, time.Now()
+	return nil
+}
+
+func mapKeys(m map[uuid.UUID]bool) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// admitted returns which entity slots f admits. The caller holds sp.mu
+// for reading.
+func (sp *memSpace) admitted(f *driver.EntityFilter) []bool {
+	match := f.Matcher()
+	mask := make([]bool, len(sp.ents))
+	for i := range sp.ents {
+		mask[i] = sp.ents[i].live && match.Admits(&sp.ents[i].view)
+	}
+	return mask
+}
+
+// memVectorSearch answers a vector search from the copy, or reports false
+// when the copy is not ready.
+func (s *Store) memVectorSearch(ctx context.Context, ws string, q driver.VectorQuery) (driver.VectorResult, bool, error) {
+	sp := s.mem.ready(ctx, ws)
+	if sp == nil {
+		return driver.VectorResult{}, false, nil
+	}
+	res := driver.VectorResult{Plan: "memory", Hits: []driver.VectorHit{}}
+	sp.mu.RLock()
+	vs := sp.sets[q.ModelID]
+	var top []vecscan.Scored
+	if vs != nil && vs.Len() > 0 {
+		if len(q.Vector) != vs.Dims() {
+			sp.mu.RUnlock()
+			return res, true, fmt.Errorf("postgres: vector search: query has %d dimensions, the model's vectors %d: %w",
+				len(q.Vector), vs.Dims(), driver.ErrInvalidArgument)
+		}
+		top = vs.TopK(q.Vector, sp.admitted(&q.Filter), q.Limit, s.mem.workers)
+	}
+	if len(q.Also) > 0 {
+		res.Similarities = sp.similarities(q.ModelID, q.Vector, q.Also)
+	}
+	sp.mu.RUnlock()
+	if len(top) == 0 {
+		return res, true, nil
+	}
+	ids := make([]uuid.UUID, len(top))
+	for i, t := range top {
+		ids[i] = t.Chunk
+	}
+	// The hits' text and their entities' update times, from the primary
+	// (the copy follows the primary; a replica may lag it).
+	rows, err := s.pool.Query(withWS(ctx, ws), `SELECT c.id, c.entity_id, c.content, e.updated_at
+		FROM chunks c JOIN entities e ON e.workspace_id = c.workspace_id AND e.id = c.entity_id
+		WHERE c.workspace_id = $1 AND c.id = ANY($2)`, ws, ids)
+	if err != nil {
+		return res, true, fmt.Errorf("postgres: vector search: %w", mapErr(err))
+	}
+	type row struct {
+		entity  uuid.UUID
+		content string
+		updated time.Time
+	}
+	found := make(map[uuid.UUID]row, len(ids))
+	for rows.Next() {
+		var id uuid.UUID
+		var r row
+		if err := rows.Scan(&id, &r.entity, &r.content, &r.updated); err != nil {
+			rows.Close()
+			return res, true, fmt.Errorf("postgres: vector search: %w", err)
+		}
+		found[id] = r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return res, true, fmt.Errorf("postgres: vector search: %w", mapErr(err))
+	}
+	type distHit struct {
+		dist float64
+		hit  driver.VectorHit
+	}
+	hits := make([]distHit, 0, len(top))
+	for _, t := range top {
+		r, ok := found[t.Chunk]
+		if !ok {
+			continue // deleted since the copy was read
+		}
+		dist := 1 - t.Sim
+		hits = append(hits, distHit{dist, driver.VectorHit{ChunkID: t.Chunk, EntityID: r.entity, Content: r.content,
+			Similarity: 1 - dist, UpdatedAt: r.updated}})
+	}
+	// The exact query's ORDER BY distance, id (NaN distances last).
+	slices.SortStableFunc(hits, func(a, b distHit) int {
+		an, bn := math.IsNaN(a.dist), math.IsNaN(b.dist)
+		switch {
+		case an != bn:
+			if an {
+				return 1
+			}
+			return -1
+		case !an && a.dist != b.dist:
+			if a.dist < b.dist {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(a.hit.ChunkID[:], b.hit.ChunkID[:])
+	})
+	res.Hits = make([]driver.VectorHit, len(hits))
+	for i, h := range hits {
+		res.Hits[i] = h.hit
+	}
+	return res, true, nil
+}
+
+// similarities returns the similarity to x of each chunk among ids that
+// has a vector of model. The caller holds sp.mu for reading.
+func (sp *memSpace) similarities(model int64, x []float32, ids []uuid.UUID) map[uuid.UUID]float64 {
+	out := make(map[uuid.UUID]float64, len(ids))
+	vs := sp.sets[model]
+	if vs == nil || len(x) != vs.Dims() {
+		return out
+	}
+	xss := vecscan.SquaredNorm(x)
+	for _, id := range ids {
+		if sim, ok := vs.SimilarityOf(x, xss, id); ok {
+			out[id] = 1 - (1 - sim)
+		}
+	}
+	return out
+}
+
+// memChunkSimilarities answers ChunkSimilarities from the copy, or reports
+// false when it is not ready.
+func (s *Store) memChunkSimilarities(ctx context.Context, ws string, modelID int64, vec []float32, ids []uuid.UUID) (map[uuid.UUID]float64, bool) {
+	sp := s.mem.ready(ctx, ws)
+	if sp == nil {
+		return nil, false
+	}
+	sp.mu.RLock()
+	defer sp.mu.RUnlock()
+	return sp.similarities(modelID, vec, ids), true
+}
+
+// pruneSearchChanges deletes the search_changes rows of transactions that
+// had ended when the oldest snapshot in horizons was taken, once it is
+// searchChangesKeep old, and returns how many. horizons holds the xmin of
+// a snapshot per prune run (the store's background loop keeps it).
+func (s *Store) pruneSearchChanges(ctx context.Context, h *changeHorizons) (int64, error) {
+	var snapText string
+	if err := s.owner.QueryRow(storeWide(ctx), "SELECT pg_current_snapshot()::text").Scan(&snapText); err != nil {
+		return 0, fmt.Errorf("postgres: prune search changes: %w", mapErr(err))
+	}
+	snap, err := parseSnapshot(snapText)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: prune search changes: %w", err)
+	}
+	below, ok := h.add(time.Now(), snap.xmin)
+	if !ok {
+		return 0, nil
+	}
+	tag, err := s.owner.Exec(storeWide(ctx), "DELETE FROM search_changes WHERE xid < $1::text::xid8", strconv.FormatUint(below, 10))
+	if err != nil {
+		return 0, fmt.Errorf("postgres: prune search changes: %w", mapErr(err))
+	}
+	return tag.RowsAffected(), nil
+}
+
+// changeHorizons remembers, per prune run, when it ran and the xmin of its
+// snapshot: every transaction below that xmin had ended then.
+type changeHorizons struct {
+	at   []time.Time
+	xmin []uint64
+}
+
+// add records a run and returns the xmin of the newest run at least
+// searchChangesKeep old, if any (forgetting older runs).
+func (h *changeHorizons) add(now time.Time, xmin uint64) (uint64, bool) {
+	h.at = append(h.at, now)
+	h.xmin = append(h.xmin, xmin)
+	i := -1
+	for j, t := range h.at {
+		if now.Sub(t) >= searchChangesKeep {
+			i = j
+		}
+	}
+	if i < 0 {
+		return 0, false
+	}
+	below := h.xmin[i]
+	h.at, h.xmin = h.at[i:], h.xmin[i:]
+	return below, true
+}
+
+// WarmMemoryVectors loads workspace ws's in-memory vectors
+// (Config.MemoryVectors) unless they are loaded, and waits for them: a
+// server can call it at start so that its first searches do not go to
+// PostgreSQL while the copy loads. It fails when the store keeps no copies
+// or the load fails.
+func (s *Store) WarmMemoryVectors(ctx context.Context, ws string) error {
+	if s.mem == nil {
+		return errors.New("postgres: warm in-memory vectors: Config.MemoryVectors is off")
+	}
+	s.mem.ready(ctx, ws)
+	s.mem.mu.Lock()
+	sp := s.mem.spaces[ws]
+	s.mem.mu.Unlock()
+	for {
+		sp.mu.RLock()
+		state := sp.state
+		sp.mu.RUnlock()
+		switch state {
+		case memReady:
+			return nil
+		case memFailed:
+			return fmt.Errorf("postgres: warm in-memory vectors of workspace %q: the load failed (see the log)", ws)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}

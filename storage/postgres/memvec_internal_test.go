@@ -1,0 +1,111 @@
+package postgres
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseSnapshot(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]pgSnapshot{
+		"10:10:":          {xmin: 10, xmax: 10},
+		"5:12:5,7,11":     {xmin: 5, xmax: 12, xip: []uint64{5, 7, 11}},
+		"742:750:742,749": {xmin: 742, xmax: 750, xip: []uint64{742, 749}},
+	} {
+		got, err := parseSnapshot(in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if d := cmp.Diff(want, got, cmp.AllowUnexported(pgSnapshot{})); d != "" {
+			t.Errorf("%q (-want +got):\n%s", in, d)
+		}
+	}
+	for _, bad := range []string{"", "10:10", "a:10:", "10:b:", "10:12:x", "1:2:3:4", "10:12:5,"} {
+		if _, err := parseSnapshot(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	xmax, xip := pgSnapshot{xmin: 5, xmax: 12, xip: []uint64{5, 7}}.pending()
+	if xmax != "12" || !cmp.Equal(xip, []string{"5", "7"}) {
+		t.Errorf("pending: %q %q", xmax, xip)
+	}
+}
+
+// TestChangeHorizons: a prune removes only rows of transactions that had
+// ended an hour before, by the xmin of a run at least that old.
+func TestChangeHorizons(t *testing.T) {
+	t.Parallel()
+	var h changeHorizons
+	t0 := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	if _, ok := h.add(t0, 100); ok {
+		t.Fatal("pruned at the first run")
+	}
+	if _, ok := h.add(t0.Add(30*time.Minute), 200); ok {
+		t.Fatal("pruned after half an hour")
+	}
+	below, ok := h.add(t0.Add(time.Hour), 300)
+	if !ok || below != 100 {
+		t.Fatalf("after an hour: %d %v, want 100 true", below, ok)
+	}
+	below, ok = h.add(t0.Add(100*time.Minute), 400)
+	if !ok || below != 200 {
+		t.Fatalf("after 100 minutes: %d %v, want 200 true", below, ok)
+	}
+	if len(h.at) != 3 {
+		t.Errorf("kept %d runs, want 3 (the older ones are no longer needed)", len(h.at))
+	}
+}
+
+// TestFreshGate: every caller gets a catch-up that started after it
+// arrived; callers arriving while one runs share the next one.
+func TestFreshGate(t *testing.T) {
+	t.Parallel()
+	var g freshGate
+	var runs atomic.Int32
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	fn := func() error {
+		runs.Add(1)
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		<-release
+		return nil
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = g.await(fn) }()
+	<-started // the first catch-up runs; these five arrived after it began
+	for range 5 {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = g.await(fn) }()
+	}
+	for {
+		g.mu.Lock()
+		n := g.waiting
+		g.mu.Unlock()
+		if n == 5 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if n := runs.Load(); n != 2 {
+		t.Errorf("%d catch-ups, want 2 (the running one, then one shared by the five)", n)
+	}
+	// A failure is returned to the caller that ran it; the next one runs again.
+	boom := errors.New("boom")
+	if err := g.await(func() error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+	if err := g.await(func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
