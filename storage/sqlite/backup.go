@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
 var _ driver.BackupStorage = (*Store)(nil)
@@ -219,7 +220,7 @@ func backupChunks(ctx context.Context, conn *sql.Conn, ws, afterID string, recs 
 			return fmt.Errorf("chunk id %q: %w", cid, err)
 		}
 		if blob != nil {
-			c.Embedding = decodeVector(blob, nil)
+			c.Embedding = vecscan.DecodeVector(blob, nil)
 			c.ModelID = model.Int64
 		}
 		if r := byID[k]; r != nil {
@@ -490,7 +491,7 @@ func (s *Store) RestoreEntities(ctx context.Context, recs []*driver.BackupEntity
 				if c.Embedding == nil {
 					continue
 				}
-				if _, err := vec.ExecContext(ctx, r.Workspace, c.ID.String(), c.ModelID, encodeVector(c.Embedding)); err != nil {
+				if _, err := vec.ExecContext(ctx, r.Workspace, c.ID.String(), c.ModelID, vecscan.EncodeVector(c.Embedding)); err != nil {
 					return fmt.Errorf("embedding of chunk %s: %w", c.ID, err)
 				}
 			}

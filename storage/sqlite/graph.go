@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
 // edgeColsBare is the column list scanEdge reads, unqualified.
@@ -522,7 +523,7 @@ func (s *Store) ChunkVectors(ctx context.Context, ws string, entityID uuid.UUID,
 		if err := rows.Scan(&b); err != nil {
 			return nil, fmt.Errorf("sqlite: chunk vectors: %w", err)
 		}
-		out = append(out, decodeVector(b, nil))
+		out = append(out, vecscan.DecodeVector(b, nil))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: chunk vectors: %w", mapErr(err))

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
 // index is the in-process vector index: every embedding of the file, per
@@ -63,8 +64,8 @@ type chunkLoc struct {
 type space struct {
 	ents []entAttr
 	free []int32
-	sets map[int64]*vecSet // by model id
-	kw   *kwSet            // the keyword index (nil until a chunk arrives)
+	sets map[int64]*vecscan.Set // by model id
+	kw   *kwSet                 // the keyword index (nil until a chunk arrives)
 	// heads maps a lexeme to the slots of the entities whose head holds it.
 	heads map[string][]int32
 
@@ -170,7 +171,7 @@ func (ix *index) count() int {
 	n := 0
 	for _, sp := range ix.spaces {
 		for _, vs := range sp.sets {
-			n += vs.len()
+			n += vs.Len()
 		}
 	}
 	return n
@@ -181,7 +182,7 @@ var errNotMigrated = fmt.Errorf("%w: the database has no Postgram schema yet; ca
 func (ix *index) space(ws string) *space {
 	sp := ix.spaces[ws]
 	if sp == nil {
-		sp = &space{sets: map[int64]*vecSet{}}
+		sp = &space{sets: map[int64]*vecscan.Set{}}
 		ix.spaces[ws] = sp
 	}
 	return sp
@@ -284,7 +285,7 @@ func (ix *index) dropVector(chunkRID int64) {
 	}
 	if sp := ix.spaces[loc.ws]; sp != nil {
 		if vs := sp.sets[loc.model]; vs != nil {
-			vs.remove(chunkRID)
+			vs.Remove(chunkRID)
 		}
 	}
 	delete(ix.chunkLoc, chunkRID)
@@ -545,7 +546,7 @@ func (ix *index) catchUp(ctx context.Context) error {
 			if r.chunk, err = uuid.Parse(cid); err != nil || len(blob) != 4*r.dims {
 				continue
 			}
-			r.vec = decodeVector(blob, make([]float32, 0, r.dims))
+			r.vec = vecscan.DecodeVector(blob, make([]float32, 0, r.dims))
 			vecRows = append(vecRows, r)
 		}
 		rows.Close()
@@ -589,10 +590,10 @@ func (ix *index) catchUp(ctx context.Context) error {
 		sp := ix.space(r.ws)
 		vs := sp.sets[r.model]
 		if vs == nil {
-			vs = newVecSet(r.dims)
+			vs = vecscan.New(r.dims)
 			sp.sets[r.model] = vs
 		}
-		vs.put(r.crid, r.chunk, el.slot, r.vec)
+		vs.Put(r.crid, r.chunk, el.slot, r.vec)
 		ix.chunkLoc[r.crid] = chunkLoc{r.ws, r.model}
 	}
 	ix.applyDocs(chunks, docRows)
@@ -716,7 +717,7 @@ func admits(m driver.Matcher, a *entAttr) bool {
 }
 
 // searchVectors ranks workspace ws's vectors of model against x.
-func (ix *index) searchVectors(ws string, model int64, x []float32, f *driver.EntityFilter, k int) ([]scored, error) {
+func (ix *index) searchVectors(ws string, model int64, x []float32, f *driver.EntityFilter, k int) ([]vecscan.Scored, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if !ix.loaded {
@@ -727,29 +728,29 @@ func (ix *index) searchVectors(ws string, model int64, x []float32, f *driver.En
 		return nil, nil
 	}
 	vs := sp.sets[model]
-	if vs == nil || vs.len() == 0 {
+	if vs == nil || vs.Len() == 0 {
 		return nil, nil
 	}
-	if len(x) != vs.dims {
+	if len(x) != vs.Dims() {
 		return nil, errors.New("query dimensions differ from the index")
 	}
-	return vs.topK(x, sp.admitted(f), k, ix.s.cfg.ScanWorkers), nil
+	return vs.TopK(x, sp.admitted(f), k, ix.s.cfg.ScanWorkers), nil
 }
 
 // similarities returns the exact cosine similarity of each chunk (by rid)
 // that has an embedding of model, as pgvector reports it: 1 minus the
 // cosine distance (rounded as that subtraction rounds).
 func (ix *index) similarities(ws string, model int64, x []float32, rids []int64) map[int64]float64 {
-	return similaritiesBy(ix, ws, model, x, rids, (*vecSet).similarity)
+	return similaritiesBy(ix, ws, model, x, rids, (*vecscan.Set).Similarity)
 }
 
 // similaritiesOf is similarities for chunks given by id.
 func (ix *index) similaritiesOf(ws string, model int64, x []float32, ids []uuid.UUID) map[uuid.UUID]float64 {
-	return similaritiesBy(ix, ws, model, x, ids, (*vecSet).similarityOf)
+	return similaritiesBy(ix, ws, model, x, ids, (*vecscan.Set).SimilarityOf)
 }
 
 func similaritiesBy[K comparable](ix *index, ws string, model int64, x []float32, keys []K,
-	sim func(*vecSet, []float32, float64, K) (float64, bool)) map[K]float64 {
+	sim func(*vecscan.Set, []float32, float64, K) (float64, bool)) map[K]float64 {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	out := make(map[K]float64, len(keys))
@@ -758,10 +759,10 @@ func similaritiesBy[K comparable](ix *index, ws string, model int64, x []float32
 		return out
 	}
 	vs := sp.sets[model]
-	if vs == nil || len(x) != vs.dims {
+	if vs == nil || len(x) != vs.Dims() {
 		return out
 	}
-	xss := squaredNorm(x)
+	xss := vecscan.SquaredNorm(x)
 	for _, k := range keys {
 		if s, ok := sim(vs, x, xss, k); ok {
 			out[k] = 1 - (1 - s)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
 // Loading the index reads every embedding of the file: 200 MB for 50,000
@@ -39,7 +40,7 @@ type setKey struct {
 
 // loadSet is a vector set being filled.
 type loadSet struct {
-	vs     *vecSet
+	vs     *vecscan.Set
 	ws     string
 	model  int64
 	base   []int   // first slot of each range
@@ -248,8 +249,8 @@ func (l *loader) reserve(ctx context.Context, tx *sql.Tx) error {
 			return err
 		}
 		n := int(below[k])
-		vs := newVecSet(dims)
-		vs.alloc(n)
+		vs := vecscan.New(dims)
+		vs.Alloc(n)
 		ls := &loadSet{vs: vs, ws: key.ws, model: key.model, base: make([]int, k), count: make([]int, k),
 			erid: make([]int64, n), filled: make([]bool, n), idx: len(l.list)}
 		for r := range k {
@@ -274,7 +275,7 @@ func (l *loader) loadRange(ctx context.Context, tx *sql.Tx, r int) error {
 		FROM chunk_embeddings WHERE chunk_rid >= ? AND chunk_rid < ?`, tok, l.bounds[r], l.bounds[r+1]).Scan(&n)
 	for _, ls := range l.list {
 		if b := ls.base[r]; rl.done[ls.idx] < rl.fill[ls.idx] {
-			ls.vs.quantizeSlots(b+rl.done[ls.idx], b+rl.fill[ls.idx])
+			ls.vs.QuantizeSlots(b+rl.done[ls.idx], b+rl.fill[ls.idx])
 		}
 	}
 	return err
@@ -293,7 +294,7 @@ func (rl *rangeLoader) add(crid, model int64, ws, cid string, erid int64, blob [
 	}
 	vs := ls.vs
 	f := rl.fill[ls.idx]
-	if f >= ls.count[rl.r] || len(blob) != 4*vs.dims {
+	if f >= ls.count[rl.r] || len(blob) != 4*vs.Dims() {
 		return // a vector of the wrong size is never returned
 	}
 	chunk, err := uuid.Parse(cid)
@@ -302,11 +303,10 @@ func (rl *rangeLoader) add(crid, model int64, ws, cid string, erid int64, blob [
 	}
 	rl.fill[ls.idx] = f + 1
 	s := ls.base[rl.r] + f
-	vs.rid[s], vs.chunk[s] = crid, chunk
+	vs.Fill(s, crid, chunk, blob)
 	ls.erid[s], ls.filled[s] = erid, true
-	decodeVectorInto(blob, vs.f32[s*vs.dims:(s+1)*vs.dims])
 	if d := rl.done[ls.idx]; f+1-d == 4 {
-		vs.quantizeSlots(ls.base[rl.r]+d, s+1)
+		vs.QuantizeSlots(ls.base[rl.r]+d, s+1)
 		rl.done[ls.idx] = f + 1
 	}
 }
@@ -316,32 +316,18 @@ func (rl *rangeLoader) add(crid, model int64, ws, cid string, erid int64, blob [
 func (l *loader) finish() {
 	total := 0
 	for _, ls := range l.list {
-		total += ls.vs.len()
+		total += ls.vs.Len()
 	}
 	l.nx.chunkLoc = make(map[int64]chunkLoc, total)
 	for _, ls := range l.list {
-		vs := ls.vs
-		w := 0
-		for s := range vs.len() {
+		rids := ls.vs.Compact(func(s int) (int32, bool) {
 			if !ls.filled[s] {
-				continue
+				return 0, false
 			}
 			el, ok := l.nx.entLoc[ls.erid[s]]
-			if !ok {
-				continue
-			}
-			if w != s {
-				vs.moveSlot(s, w)
-			}
-			vs.ent[w] = el.slot
-			w++
-		}
-		vs.truncate(w)
-		vs.slot = make(map[int64]int32, w)
-		vs.byChunk = make(map[uuid.UUID]int32, w)
-		for s, rid := range vs.rid {
-			vs.slot[rid] = int32(s)
-			vs.byChunk[vs.chunk[s]] = int32(s)
+			return el.slot, ok
+		})
+		for _, rid := range rids {
 			l.nx.chunkLoc[rid] = chunkLoc{ls.ws, ls.model}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
 // now is the database clock: the store's process time, in stored precision.
@@ -136,7 +137,7 @@ func (s *Store) CompleteEmbedding(ctx context.Context, ws string, modelID int64,
 			if err := checkVector(v, m.Dimensions); err != nil {
 				return fmt.Errorf("sqlite: complete embedding of chunk %s: %w", r.ChunkIDs[j], err)
 			}
-			blobs[i][j] = encodeVector(v)
+			blobs[i][j] = vecscan.EncodeVector(v)
 		}
 	}
 	err = s.write(ctx, func(tx *wtx) error {
@@ -312,7 +313,7 @@ func (s *Store) GetQueryEmbedding(ctx context.Context, ws, clientID string, mode
 			return nil, false, fmt.Errorf("sqlite: query embedding cache: %w", mapErr(err))
 		}
 	}
-	return decodeVector(blob, make([]float32, 0, len(blob)/4)), true, nil
+	return vecscan.DecodeVector(blob, make([]float32, 0, len(blob)/4)), true, nil
 }
 
 // PutQueryEmbedding implements driver.Storage.
@@ -322,7 +323,7 @@ func (s *Store) PutQueryEmbedding(ctx context.Context, ws, clientID string, mode
 		_, err := tx.ExecContext(ctx, `INSERT INTO query_embeddings (workspace_id, client_id, model_id, key, embedding, created_at, last_used_at)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
 			ON CONFLICT (workspace_id, client_id, model_id, key) DO UPDATE SET embedding = excluded.embedding, last_used_at = excluded.last_used_at`,
-			ws, clientID, modelID, key, encodeVector(vec), t)
+			ws, clientID, modelID, key, vecscan.EncodeVector(vec), t)
 		return err
 	})
 	if err != nil {
@@ -375,7 +376,7 @@ func (s *Store) EntityVectors(ctx context.Context, ws string, modelID int64, f d
 		if err := rows.Scan(&id, &blob); err != nil {
 			return nil, fmt.Errorf("sqlite: entity vectors: %w", err)
 		}
-		ev := driver.EntityVector{Vector: decodeVector(blob, nil)}
+		ev := driver.EntityVector{Vector: vecscan.DecodeVector(blob, nil)}
 		if ev.EntityID, err = uuid.Parse(id); err != nil {
 			return nil, fmt.Errorf("sqlite: entity vectors: %w", err)
 		}

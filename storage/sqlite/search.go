@@ -41,7 +41,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuer
 	}
 	rids := make([]int64, len(top))
 	for i, t := range top {
-		rids[i] = t.rid
+		rids[i] = t.RID
 	}
 	rows := s.idx.chunkTexts(ws, rids, &q.Filter)
 	type distHit struct {
@@ -50,12 +50,12 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuer
 	}
 	hits := make([]distHit, 0, len(top))
 	for _, t := range top {
-		r, ok := rows[t.rid]
+		r, ok := rows[t.RID]
 		if !ok {
 			continue // changed since the index was read
 		}
-		h := driver.VectorHit{ChunkID: t.chunk, EntityID: r.entity, Content: r.content, UpdatedAt: r.updated}
-		dist := 1 - t.sim
+		h := driver.VectorHit{ChunkID: t.Chunk, EntityID: r.entity, Content: r.content, UpdatedAt: r.updated}
+		dist := 1 - t.Sim
 		h.Similarity = 1 - dist
 		hits = append(hits, distHit{dist, h})
 	}

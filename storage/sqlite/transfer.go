@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
 // exportPage is how many entities (and their chunks) one page of an export
@@ -135,7 +136,7 @@ func exportEntityPage(ctx context.Context, conn *sql.Conn, ws string, modelID in
 			return nil, fmt.Errorf("chunk id %q: %w", cid, err)
 		}
 		if blob != nil {
-			c.Embedding = decodeVector(blob, nil)
+			c.Embedding = vecscan.DecodeVector(blob, nil)
 		}
 		if r := byID[eid]; r != nil {
 			r.Chunks = append(r.Chunks, c)
@@ -258,7 +259,7 @@ func (s *Store) ImportEntities(ctx context.Context, ws string, modelID int64, re
 				if c.Embedding == nil {
 					continue
 				}
-				if _, err := vec.ExecContext(ctx, ws, c.ID.String(), modelID, encodeVector(c.Embedding)); err != nil {
+				if _, err := vec.ExecContext(ctx, ws, c.ID.String(), modelID, vecscan.EncodeVector(c.Embedding)); err != nil {
 					return fmt.Errorf("embedding of chunk %s: %w", c.ID, err)
 				}
 			}

@@ -1,6 +1,6 @@
 //go:build !purego
 
-package sqlite
+package vecscan
 
 import "golang.org/x/sys/cpu"
 

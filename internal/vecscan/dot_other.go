@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package sqlite
+package vecscan
 
 // dot64 is Σ a[i]·b[i] in float64 (see dot64Go).
 func dot64(a, b []float32) float64 { return dot64Go(a, b) }

@@ -1,4 +1,4 @@
-package sqlite
+package vecscan
 
 import (
 	"math"
@@ -11,14 +11,14 @@ import (
 
 // bruteTopK is the reference: exact cosine of every admitted vector,
 // ordered as PostgreSQL's exact plan selects them.
-func bruteTopK(vs *vecSet, x []float32, admit func(int32) bool, k int) []scored {
-	xss := squaredNorm(x)
-	var all []scored
-	for s := range vs.len() {
+func bruteTopK(vs *Set, x []float32, admit func(int32) bool, k int) []Scored {
+	xss := SquaredNorm(x)
+	var all []Scored
+	for s := range vs.Len() {
 		if !admit(vs.ent[s]) {
 			continue
 		}
-		all = append(all, scored{slot: int32(s), rid: vs.rid[s], chunk: vs.chunk[s], sim: cosine(x, xss, vs.vector(int32(s)), vs.ss[s])})
+		all = append(all, Scored{Slot: int32(s), RID: vs.rid[s], Chunk: vs.chunk[s], Sim: cosine(x, xss, vs.vector(int32(s)), vs.ss[s])})
 	}
 	slices.SortFunc(all, lessScored)
 	return all[:min(k, len(all))]
@@ -33,12 +33,12 @@ func maskOf(admit func(int32) bool) []bool {
 	return m
 }
 
-func sameScored(a, b []scored) bool {
+func sameScored(a, b []Scored) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if a[i].rid != b[i].rid || !(a[i].sim == b[i].sim || math.IsNaN(a[i].sim) && math.IsNaN(b[i].sim)) {
+		if a[i].RID != b[i].RID || !(a[i].Sim == b[i].Sim || math.IsNaN(a[i].Sim) && math.IsNaN(b[i].Sim)) {
 			return false
 		}
 	}
@@ -58,7 +58,7 @@ func TestTopKIsExact(t *testing.T) {
 		{"tiny-3", 50, 3, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			vs := newVecSet(tc.dims)
+			vs := New(tc.dims)
 			base := make([]float32, tc.dims)
 			for i := range base {
 				base[i] = float32(r.NormFloat64())
@@ -81,11 +81,11 @@ func TestTopKIsExact(t *testing.T) {
 				case i == 1:
 					dup = v
 				}
-				vs.put(int64(i+1), uuid.New(), int32(i%10), v)
+				vs.Put(int64(i+1), uuid.New(), int32(i%10), v)
 			}
 			// Removals keep the set consistent.
 			for i := 0; i < tc.n/10; i++ {
-				vs.remove(int64(r.IntN(tc.n) + 1))
+				vs.Remove(int64(r.IntN(tc.n) + 1))
 			}
 			filters := map[string]func(int32) bool{
 				"all":    func(int32) bool { return true },
@@ -94,7 +94,7 @@ func TestTopKIsExact(t *testing.T) {
 				"none":   func(int32) bool { return false },
 			}
 			queries := 20
-			if RaceEnabled {
+			if raceEnabled {
 				queries = 4
 			}
 			for q := 0; q < queries; q++ {
@@ -114,7 +114,7 @@ func TestTopKIsExact(t *testing.T) {
 						for _, workers := range []int{1, 3} {
 							for _, skip4 := range []int32{0, 1 << 30} { // with and without the 4-bit pass
 								vs.skip4.Store(skip4)
-								got := vs.topK(x, maskOf(admit), k, workers)
+								got := vs.TopK(x, maskOf(admit), k, workers)
 								want := bruteTopK(vs, x, admit, k)
 								if !sameScored(got, want) {
 									t.Fatalf("query %d filter %s k %d workers %d skip4 %d: topK differs from a full exact scan (%d vs %d results)",
@@ -126,7 +126,7 @@ func TestTopKIsExact(t *testing.T) {
 				}
 			}
 			// A zero query: every similarity is NaN, ordered by id.
-			if got, want := vs.topK(make([]float32, tc.dims), maskOf(filters["all"]), 10, 2), bruteTopK(vs, make([]float32, tc.dims), filters["all"], 10); !sameScored(got, want) {
+			if got, want := vs.TopK(make([]float32, tc.dims), maskOf(filters["all"]), 10, 2), bruteTopK(vs, make([]float32, tc.dims), filters["all"], 10); !sameScored(got, want) {
 				t.Fatal("zero query differs")
 			}
 		})
@@ -284,7 +284,7 @@ func TestVecSetChunkIDs(t *testing.T) {
 	t.Parallel()
 	const dims = 8
 	r := rand.New(rand.NewPCG(3, 4))
-	vs := newVecSet(dims)
+	vs := New(dims)
 	ids := make([]uuid.UUID, 12)
 	for i := range ids {
 		ids[i] = uuid.New()
@@ -297,7 +297,7 @@ func TestVecSetChunkIDs(t *testing.T) {
 	for step := range 2000 {
 		rid := int64(r.IntN(20))
 		if _, ok := live[rid]; ok && r.IntN(3) == 0 {
-			vs.remove(rid)
+			vs.Remove(rid)
 			delete(live, rid)
 		} else {
 			v := make([]float32, dims)
@@ -311,11 +311,11 @@ func TestVecSetChunkIDs(t *testing.T) {
 					old = orid
 				}
 			}
-			vs.put(rid, id, 0, v)
+			vs.Put(rid, id, 0, v)
 			live[rid] = id
 			if old >= 0 {
 				// The chunk moved to a new rid; its old row goes next.
-				vs.remove(old)
+				vs.Remove(old)
 				delete(live, old)
 			}
 		}
@@ -325,9 +325,9 @@ func TestVecSetChunkIDs(t *testing.T) {
 		for rid, id := range live {
 			want[id] = append(want[id], rid)
 		}
-		xss := squaredNorm(x)
+		xss := SquaredNorm(x)
 		for _, id := range ids {
-			got, ok := vs.similarityOf(x, xss, id)
+			got, ok := vs.SimilarityOf(x, xss, id)
 			if ok != (len(want[id]) > 0) {
 				t.Fatalf("step %d: id %v found=%v, live rids %v", step, id, ok, want[id])
 			}
@@ -336,7 +336,7 @@ func TestVecSetChunkIDs(t *testing.T) {
 			}
 			match := false
 			for _, rid := range want[id] {
-				if sim, _ := vs.similarity(x, xss, rid); sim == got {
+				if sim, _ := vs.Similarity(x, xss, rid); sim == got {
 					match = true
 				}
 			}

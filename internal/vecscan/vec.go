@@ -1,4 +1,4 @@
-package sqlite
+package vecscan
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func strideOf(dims int) int { return (dims + 31) &^ 31 }
 // stride4Of is the bytes of a 4-bit code: blocks of 32 bytes, 64 codes.
 func stride4Of(dims int) int { return (dims + 63) / 64 * 32 }
 
-type vecSet struct {
+type Set struct {
 	dims, stride int
 
 	rid   []int64     // chunk rid per slot
@@ -67,12 +67,12 @@ type vecSet struct {
 	byChunk map[uuid.UUID]int32 // chunk id → slot
 }
 
-func newVecSet(dims int) *vecSet {
-	return &vecSet{dims: dims, stride: strideOf(dims), stride4: stride4Of(dims), slot: map[int64]int32{}, byChunk: map[uuid.UUID]int32{}}
+func New(dims int) *Set {
+	return &Set{dims: dims, stride: strideOf(dims), stride4: stride4Of(dims), slot: map[int64]int32{}, byChunk: map[uuid.UUID]int32{}}
 }
 
 // alloc sizes the arrays for n slots.
-func (vs *vecSet) alloc(n int) {
+func (vs *Set) Alloc(n int) {
 	vs.rid = make([]int64, n)
 	vs.chunk = make([]uuid.UUID, n)
 	vs.ent = make([]int32, n)
@@ -89,14 +89,14 @@ func (vs *vecSet) alloc(n int) {
 	vs.err4 = make([]float64, n)
 }
 
-func (vs *vecSet) len() int { return len(vs.rid) }
+func (vs *Set) Len() int { return len(vs.rid) }
 
 // reserve makes room for n slots in every array, so that the appends of
 // put stay within capacity. Growing all of them at once by doubling (with
 // huge pages advised) copies the vectors less often than append's 1.25×
 // steps for large slices, whose fresh pages each faulted in one by one:
 // the copies were 3% of the CPU of a REST load that kept storing.
-func (vs *vecSet) reserve(n int) {
+func (vs *Set) reserve(n int) {
 	vs.rid = reserve(vs.rid, n)
 	vs.chunk = reserve(vs.chunk, n)
 	vs.ent = reserve(vs.ent, n)
@@ -122,7 +122,7 @@ func reserve[T any](s []T, n int) []T {
 }
 
 // put stores (or replaces) the vector of chunk rid.
-func (vs *vecSet) put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
+func (vs *Set) Put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
 	s, ok := vs.slot[rid]
 	if !ok {
 		s = int32(len(vs.rid))
@@ -150,11 +150,11 @@ func (vs *vecSet) put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
 		vs.chunk[s], vs.ent[s] = chunk, ent
 		copy(vs.f32[int(s)*vs.dims:], v)
 	}
-	vs.quantizeSlots(int(s), int(s)+1)
+	vs.QuantizeSlots(int(s), int(s)+1)
 }
 
 // remove deletes chunk rid's vector, moving the last slot into its place.
-func (vs *vecSet) remove(rid int64) bool {
+func (vs *Set) Remove(rid int64) bool {
 	s, ok := vs.slot[rid]
 	if !ok {
 		return false
@@ -176,14 +176,14 @@ func (vs *vecSet) remove(rid int64) bool {
 
 // unmapChunk forgets the chunk id of slot s unless the id now names
 // another slot (a chunk id stored again under a new rid).
-func (vs *vecSet) unmapChunk(s int32) {
+func (vs *Set) unmapChunk(s int32) {
 	if vs.byChunk[vs.chunk[s]] == s {
 		delete(vs.byChunk, vs.chunk[s])
 	}
 }
 
 // moveSlot copies slot from into slot to (the slot map aside).
-func (vs *vecSet) moveSlot(from, to int) {
+func (vs *Set) moveSlot(from, to int) {
 	vs.rid[to], vs.chunk[to], vs.ent[to] = vs.rid[from], vs.chunk[from], vs.ent[from]
 	copy(vs.f32[to*vs.dims:(to+1)*vs.dims], vs.f32[from*vs.dims:(from+1)*vs.dims])
 	copy(vs.q8[to*vs.stride:(to+1)*vs.stride], vs.q8[from*vs.stride:(from+1)*vs.stride])
@@ -193,14 +193,14 @@ func (vs *vecSet) moveSlot(from, to int) {
 }
 
 // truncate keeps the first n slots (the slot map aside).
-func (vs *vecSet) truncate(n int) {
+func (vs *Set) truncate(n int) {
 	vs.rid, vs.chunk, vs.ent = vs.rid[:n], vs.chunk[:n], vs.ent[:n]
 	vs.f32, vs.q8, vs.q4 = vs.f32[:n*vs.dims], vs.q8[:n*vs.stride], vs.q4[:n*vs.stride4]
 	vs.ss, vs.scale, vs.errb = vs.ss[:n], vs.scale[:n], vs.errb[:n]
 	vs.scale4, vs.err4 = vs.scale4[:n], vs.err4[:n]
 }
 
-func (vs *vecSet) vector(s int32) []float32 {
+func (vs *Set) vector(s int32) []float32 {
 	return vs.f32[int(s)*vs.dims : (int(s)+1)*vs.dims]
 }
 
@@ -259,7 +259,7 @@ func quantizeWith(v []float32, dst []int8, ss float64, maxAbs float32) (scale, e
 // norms of four vectors at a time: each is the same sequential float64 sum
 // as quantize's (so bit for bit the same norm), but four independent sums
 // keep the floating-point adder busy instead of waiting on one.
-func (vs *vecSet) quantizeSlots(lo, hi int) {
+func (vs *Set) QuantizeSlots(lo, hi int) {
 	d := vs.dims
 	s := lo
 	for ; s+4 <= hi; s += 4 {
@@ -297,7 +297,7 @@ func (vs *vecSet) quantizeSlots(lo, hi int) {
 }
 
 // codeSlot writes slot s's codes given its squared norm and max |v[i]| bits.
-func (vs *vecSet) codeSlot(s int, ss float64, maxBits uint32) {
+func (vs *Set) codeSlot(s int, ss float64, maxBits uint32) {
 	v := vs.f32[s*vs.dims : (s+1)*vs.dims]
 	maxAbs := math.Float32frombits(maxBits)
 	vs.ss[s] = ss
@@ -306,7 +306,7 @@ func (vs *vecSet) codeSlot(s int, ss float64, maxBits uint32) {
 }
 
 // quantize4With writes the 4-bit code of v/‖v‖ into dst (layout: see
-// vecSet.q4) given ‖v‖² and max |v[i]|, and returns the code's scale and
+// Set.q4) given ‖v‖² and max |v[i]|, and returns the code's scale and
 // the exact norm of its error.
 func quantize4With(v []float32, dst []byte, ss float64, maxAbs float32) (scale, errNorm float64) {
 	if ss == 0 {
@@ -464,31 +464,31 @@ func cosine(x []float32, xss float64, v []float32, vss float64) float64 {
 	return max(-1, min(1, sim))
 }
 
-// scored is a ranked vector.
-type scored struct {
-	slot  int32
-	rid   int64
-	chunk uuid.UUID
-	sim   float64 // NaN for a zero vector or query
+// Scored is a ranked vector.
+type Scored struct {
+	Slot  int32     // the vector's slot in the set
+	RID   int64     // the caller's row id of the chunk
+	Chunk uuid.UUID // the chunk's id
+	Sim   float64   // cosine similarity; NaN for a zero vector or query
 }
 
 // lessScored orders like PostgreSQL's exact plan, ORDER BY similarity DESC,
 // id: NaN sorts above every number (PostgreSQL's float order), then ids
 // ascending.
-func lessScored(a, b scored) int {
-	an, bn := math.IsNaN(a.sim), math.IsNaN(b.sim)
+func lessScored(a, b Scored) int {
+	an, bn := math.IsNaN(a.Sim), math.IsNaN(b.Sim)
 	switch {
 	case an && !bn:
 		return -1
 	case bn && !an:
 		return 1
-	case !an && a.sim != b.sim:
-		if a.sim > b.sim {
+	case !an && a.Sim != b.Sim:
+		if a.Sim > b.Sim {
 			return -1
 		}
 		return 1
 	}
-	return bytes.Compare(a.chunk[:], b.chunk[:])
+	return bytes.Compare(a.Chunk[:], b.Chunk[:])
 }
 
 // scanChunk is the slots a scan worker takes at a time: workers take
@@ -502,17 +502,17 @@ var scratch = sync.Pool{New: func() any { return new([]float64) }}
 // topK returns the k vectors most similar to x among the slots whose
 // entity is admitted (admitted[vs.ent[s]]), ordered as PostgreSQL's exact
 // plan selects them.
-func (vs *vecSet) topK(x []float32, admitted []bool, k, workers int) []scored {
-	n := vs.len()
+func (vs *Set) TopK(x []float32, admitted []bool, k, workers int) []Scored {
+	n := vs.Len()
 	if n == 0 || k <= 0 {
 		return nil
 	}
 	code, xss, xscale, xerr := quantizeQuery(x, vs.stride)
-	var nan []scored // zero vectors: NaN similarity, selected first
+	var nan []Scored // zero vectors: NaN similarity, selected first
 	if xss == 0 {
 		for s := range n {
 			if admitted[vs.ent[s]] {
-				nan = append(nan, scored{slot: int32(s), rid: vs.rid[s], chunk: vs.chunk[s], sim: math.NaN()})
+				nan = append(nan, Scored{Slot: int32(s), RID: vs.rid[s], Chunk: vs.chunk[s], Sim: math.NaN()})
 			}
 		}
 		slices.SortFunc(nan, lessScored)
@@ -543,7 +543,7 @@ func (vs *vecSet) topK(x []float32, admitted []bool, k, workers int) []scored {
 	chunks := (n + scanChunk - 1) / scanChunk
 	workers = max(1, min(workers, chunks))
 	heaps := make([]loHeap, workers)
-	nans := make([][]scored, workers)
+	nans := make([][]Scored, workers)
 	var next atomic.Int64
 	st, st4 := vs.stride, vs.stride4
 	scan := func(w int) {
@@ -561,7 +561,7 @@ func (vs *vecSet) topK(x []float32, admitted []bool, k, workers int) []scored {
 				}
 				if vs.ss[s] == 0 {
 					approx[s] = math.NaN()
-					nans[w] = append(nans[w], scored{slot: int32(s), rid: vs.rid[s], chunk: vs.chunk[s], sim: math.NaN()})
+					nans[w] = append(nans[w], Scored{Slot: int32(s), RID: vs.rid[s], Chunk: vs.chunk[s], Sim: math.NaN()})
 					continue
 				}
 				var a, b float64
@@ -648,11 +648,11 @@ func (vs *vecSet) topK(x []float32, admitted []bool, k, workers int) []scored {
 		}
 	}
 	// Pass 3: exact similarity of every slot that may reach τ.
-	out := make([]scored, len(cands))
+	out := make([]Scored, len(cands))
 	exact := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s := cands[i]
-			out[i] = scored{slot: s, rid: vs.rid[s], chunk: vs.chunk[s], sim: cosine(x, xss, vs.vector(s), vs.ss[s])}
+			out[i] = Scored{Slot: s, RID: vs.rid[s], Chunk: vs.chunk[s], Sim: cosine(x, xss, vs.vector(s), vs.ss[s])}
 		}
 	}
 	w3 := workers
@@ -686,17 +686,17 @@ func parallel(workers int, fn func(w int)) {
 }
 
 // bound4 is the half-width of slot s's 4-bit similarity interval.
-func (vs *vecSet) bound4(s int, xerr float64) float64 {
+func (vs *Set) bound4(s int, xerr float64) float64 {
 	return xerr*(1+vs.err4[s]) + vs.err4[s] + boundSlack
 }
 
 // bound is the half-width of slot s's similarity interval.
-func (vs *vecSet) bound(s int32, xerr float64) float64 {
+func (vs *Set) bound(s int32, xerr float64) float64 {
 	return xerr*(1+vs.errb[s]) + vs.errb[s] + boundSlack
 }
 
 // similarity is the exact cosine similarity of chunk rid's vector to x.
-func (vs *vecSet) similarity(x []float32, xss float64, rid int64) (float64, bool) {
+func (vs *Set) Similarity(x []float32, xss float64, rid int64) (float64, bool) {
 	s, ok := vs.slot[rid]
 	if !ok {
 		return 0, false
@@ -705,7 +705,7 @@ func (vs *vecSet) similarity(x []float32, xss float64, rid int64) (float64, bool
 }
 
 // similarityOf is similarity for the chunk with this id.
-func (vs *vecSet) similarityOf(x []float32, xss float64, chunk uuid.UUID) (float64, bool) {
+func (vs *Set) SimilarityOf(x []float32, xss float64, chunk uuid.UUID) (float64, bool) {
 	s, ok := vs.byChunk[chunk]
 	if !ok {
 		return 0, false
@@ -752,8 +752,8 @@ func (h *loHeap) offer(v float64, k int) {
 	}
 }
 
-// encodeVector is the stored form of an embedding: float32 little-endian.
-func encodeVector(v []float32) []byte {
+// EncodeVector is the stored form of an embedding: float32 little-endian.
+func EncodeVector(v []float32) []byte {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
@@ -761,19 +761,19 @@ func encodeVector(v []float32) []byte {
 	return b
 }
 
-// decodeVector appends the floats of a stored embedding to dst.
-func decodeVector(b []byte, dst []float32) []float32 {
+// DecodeVector appends the floats of a stored embedding to dst.
+func DecodeVector(b []byte, dst []float32) []float32 {
 	n := len(dst)
 	dst = slices.Grow(dst, len(b)/4)[:n+len(b)/4]
-	decodeVectorInto(b, dst[n:])
+	DecodeVectorInto(b, dst[n:])
 	return dst
 }
 
 // littleEndian reports whether float32s are stored in memory as on disk.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
-// decodeVectorInto decodes a stored embedding into dst (len(b)/4 floats).
-func decodeVectorInto(b []byte, dst []float32) {
+// DecodeVectorInto decodes a stored embedding into dst (len(b)/4 floats).
+func DecodeVectorInto(b []byte, dst []float32) {
 	n := len(b) / 4
 	if n == 0 {
 		return
@@ -788,10 +788,49 @@ func decodeVectorInto(b []byte, dst []float32) {
 	}
 }
 
-func squaredNorm(v []float32) float64 {
+func SquaredNorm(v []float32) float64 {
 	var ss float64
 	for _, x := range v {
 		ss += float64(x) * float64(x)
 	}
 	return ss
+}
+
+// Dims is the number of dimensions of the set's vectors.
+func (vs *Set) Dims() int { return vs.dims }
+
+// Fill stores, at slot s of a set sized by Alloc, chunk rid's id and its
+// vector, given as Dims little-endian float32 values (EncodeVector's form).
+// The slot's codes are computed later, by QuantizeSlots; slots are indexed
+// by rid and chunk only by Compact.
+func (vs *Set) Fill(s int, rid int64, chunk uuid.UUID, blob []byte) {
+	vs.rid[s], vs.chunk[s] = rid, chunk
+	DecodeVectorInto(blob, vs.f32[s*vs.dims:(s+1)*vs.dims])
+}
+
+// Compact finishes a bulk load (Alloc, Fill, QuantizeSlots): it keeps, in
+// order, the slots for which keep returns true, with the entity slot keep
+// returns for each, drops the others, and indexes the kept slots by rid and
+// chunk. It returns the kept rids.
+func (vs *Set) Compact(keep func(s int) (ent int32, ok bool)) []int64 {
+	w := 0
+	for s := range vs.Len() {
+		ent, ok := keep(s)
+		if !ok {
+			continue
+		}
+		if w != s {
+			vs.moveSlot(s, w)
+		}
+		vs.ent[w] = ent
+		w++
+	}
+	vs.truncate(w)
+	vs.slot = make(map[int64]int32, w)
+	vs.byChunk = make(map[uuid.UUID]int32, w)
+	for s, rid := range vs.rid {
+		vs.slot[rid] = int32(s)
+		vs.byChunk[vs.chunk[s]] = int32(s)
+	}
+	return vs.rid
 }

@@ -1,5 +1,5 @@
 //go:build !linux
 
-package sqlite
+package vecscan
 
 func adviseHuge[T any](s []T) {}

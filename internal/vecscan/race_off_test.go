@@ -1,0 +1,5 @@
+//go:build !race
+
+package vecscan
+
+const raceEnabled = false
