@@ -834,3 +834,23 @@ func (vs *Set) Compact(keep func(s int) (ent int32, ok bool)) []int64 {
 	}
 	return vs.rid
 }
+
+// CompareDistance orders two hits as PostgreSQL's exact vector query does,
+// ORDER BY cosine distance, chunk id: by distance ascending, NaN distances
+// last, then by chunk id.
+func CompareDistance(adist float64, a uuid.UUID, bdist float64, b uuid.UUID) int {
+	an, bn := math.IsNaN(adist), math.IsNaN(bdist)
+	switch {
+	case an != bn:
+		if an {
+			return 1
+		}
+		return -1
+	case !an && adist != bdist:
+		if adist < bdist {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a[:], b[:])
+}

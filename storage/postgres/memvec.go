@@ -1,11 +1,9 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -699,20 +697,7 @@ func (s *Store) memVectorSearch(ctx context.Context, ws string, q driver.VectorQ
 	}
 	// The exact query's ORDER BY distance, id (NaN distances last).
 	slices.SortStableFunc(hits, func(a, b distHit) int {
-		an, bn := math.IsNaN(a.dist), math.IsNaN(b.dist)
-		switch {
-		case an != bn:
-			if an {
-				return 1
-			}
-			return -1
-		case !an && a.dist != b.dist:
-			if a.dist < b.dist {
-				return -1
-			}
-			return 1
-		}
-		return bytes.Compare(a.hit.ChunkID[:], b.hit.ChunkID[:])
+		return vecscan.CompareDistance(a.dist, a.hit.ChunkID, b.dist, b.hit.ChunkID)
 	})
 	res.Hits = make([]driver.VectorHit, len(hits))
 	for i, h := range hits {

@@ -1,16 +1,15 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
 // VectorSearch implements driver.Storage. Every strategy ranks exactly
@@ -61,20 +60,7 @@ func (s *Store) VectorSearch(ctx context.Context, ws string, q driver.VectorQuer
 	}
 	// PostgreSQL's outer ORDER BY r.dist, r.id (NaN distances last).
 	slices.SortStableFunc(hits, func(a, b distHit) int {
-		an, bn := math.IsNaN(a.dist), math.IsNaN(b.dist)
-		switch {
-		case an != bn:
-			if an {
-				return 1
-			}
-			return -1
-		case !an && a.dist != b.dist:
-			if a.dist < b.dist {
-				return -1
-			}
-			return 1
-		}
-		return bytes.Compare(a.hit.ChunkID[:], b.hit.ChunkID[:])
+		return vecscan.CompareDistance(a.dist, a.hit.ChunkID, b.dist, b.hit.ChunkID)
 	})
 	res.Hits = make([]driver.VectorHit, len(hits))
 	for i, h := range hits {
