@@ -145,6 +145,12 @@ func parseSnapshot(s string) (pgSnapshot, error) {
 	return snap, nil
 }
 
+// same reports whether p and q are the same snapshot (a load or another
+// catch-up has not moved the copy on meanwhile).
+func (p pgSnapshot) same(q pgSnapshot) bool {
+	return p.xmin == q.xmin && p.xmax == q.xmax && slices.Equal(p.xip, q.xip)
+}
+
 // pending returns the parameters of the rows written by transactions snap
 // did not see as ended: xid ≥ xmax, or xid in xip.
 func (p pgSnapshot) pending() (string, []string) {
@@ -532,7 +538,7 @@ func (m *memVectors) catchUp(ctx context.Context, sp *memSpace) error {
 	}
 	if n == 0 {
 		sp.mu.Lock()
-		if sp.state == memReady && sp.snap.xmax == prev.xmax {
+		if sp.state == memReady && sp.snap.same(prev) {
 			sp.snap, sp.caughtUp = snap, time.Now()
 		}
 		sp.mu.Unlock()
@@ -541,10 +547,11 @@ func (m *memVectors) catchUp(ctx context.Context, sp *memSpace) error {
 	// The rows now: an entity or chunk read after the snapshot is at
 	// least as new as the change that named it (a later change is read
 	// again at the next catch-up, and applying it twice is harmless).
-	var entRows []struct {
+	type entRow struct {
 		id uuid.UUID
 		v  driver.FilterView
 	}
+	var entRows []entRow
 	var chunkRows []memChunkRow
 	batch := &pgx.Batch{}
 	batch.Queue("SELECT "+memEntityCols+" FROM entities WHERE workspace_id = $1 AND id = ANY($2)", sp.ws, mapKeys(ents))
@@ -556,10 +563,7 @@ func (m *memVectors) catchUp(ctx context.Context, sp *memSpace) error {
 	rs, err := br.Query()
 	if err == nil {
 		err = scanMemEntities(rs, func(id uuid.UUID, v driver.FilterView) {
-			entRows = append(entRows, struct {
-				id uuid.UUID
-				v  driver.FilterView
-			}{id, v})
+			entRows = append(entRows, entRow{id, v})
 		})
 	}
 	if err == nil && len(chunks) > 0 {
@@ -576,7 +580,7 @@ func (m *memVectors) catchUp(ctx context.Context, sp *memSpace) error {
 
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if sp.state != memReady || sp.snap.xmax != prev.xmax || !slices.Equal(sp.snap.xip, prev.xip) {
+	if sp.state != memReady || !sp.snap.same(prev) {
 		return nil // a load overtook this catch-up; it is at least as new
 	}
 	// Chunks first out, then entities, then chunks in: a deleted entity's
