@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/kwindex"
 	"github.com/postgram-go/postgram/internal/rank"
 )
 
@@ -96,7 +97,7 @@ func prepareChunks(ws string, chunks []driver.ChunkInput) []preparedChunk {
 	out := make([]preparedChunk, len(chunks))
 	for i, c := range chunks {
 		v := chunkVector(c.Content)
-		out[i] = preparedChunk{ChunkInput: c, tsv: encodeTSV(v)}
+		out[i] = preparedChunk{ChunkInput: c, tsv: kwindex.Encode(v)}
 	}
 	return out
 }
@@ -124,7 +125,7 @@ func insertChunks(ctx context.Context, tx *wtx, ws string, entityID uuid.UUID, e
 
 // headTSV returns the encoded tsvector of an entity's head (rank.Head).
 func headTSV(e *driver.Entity) []byte {
-	return encodeTSV(chunkVector(rank.Head(e.Content, e.Metadata)))
+	return kwindex.Encode(chunkVector(rank.Head(e.Content, e.Metadata)))
 }
 
 // putHead writes an entity's head; an unchanged head writes nothing (and so

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/kwindex"
 	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
@@ -65,9 +65,9 @@ type space struct {
 	ents []entAttr
 	free []int32
 	sets map[int64]*vecscan.Set // by model id
-	kw   *kwSet                 // the keyword index (nil until a chunk arrives)
+	kw   *kwindex.Set           // the keyword index (nil until a chunk arrives)
 	// heads maps a lexeme to the slots of the entities whose head holds it.
-	heads map[string][]int32
+	heads kwindex.Heads
 
 	gen   uint64                   // bumped by every change of ents
 	masks atomic.Pointer[maskList] // recent filters' admitted entities
@@ -127,16 +127,14 @@ func (sp *space) admitted(f *driver.EntityFilter) []bool {
 	return mask
 }
 
-// entAttr is what EntityFilter looks at.
+// entAttr is what EntityFilter and the keyword index look at: the id, the
+// attributes filters read (type, status, visibility, owner, tags,
+// metadata.memory_role, client id and update time in µs) and the head's
+// encoded tsvector (entity_heads).
 type entAttr struct {
 	live bool
 	rid  int64
-	id   uuid.UUID
-	// The attributes filters read: type, status, visibility, owner,
-	// tags, metadata.memory_role, client id and update time (µs).
-	driver.FilterView
-	head    []byte // the head's encoded tsvector (entity_heads), nil when none
-	headLen int32  // its positions
+	kwindex.Entity
 }
 
 func newIndex(s *Store) *index {
@@ -192,8 +190,8 @@ func (ix *index) space(ws string) *space {
 func (ix *index) putEntity(ws string, a entAttr) {
 	if loc, ok := ix.entLoc[a.rid]; ok {
 		cur := &loc.sp.ents[loc.slot]
-		if loc.sp == ix.spaces[ws] && cur.id == a.id {
-			loc.sp.indexHead(loc.slot, cur.head, a.head)
+		if loc.sp == ix.spaces[ws] && cur.ID == a.ID {
+			loc.sp.indexHead(loc.slot, cur.Head, a.Head)
 			*cur = a
 			loc.sp.entityChanged(loc.slot)
 			return
@@ -211,36 +209,14 @@ func (ix *index) putEntity(ws string, a entAttr) {
 		sp.ents = append(sp.ents, a)
 	}
 	ix.entLoc[a.rid] = entLoc{sp, slot}
-	sp.indexHead(slot, nil, a.head)
+	sp.indexHead(slot, nil, a.Head)
 	sp.entityChanged(slot)
 }
 
 // indexHead moves an entity's entries in the head index from the lexemes
 // of its old head to those of its new one.
 func (sp *space) indexHead(slot int32, old, new []byte) {
-	if bytes.Equal(old, new) {
-		return
-	}
-	_ = walkTSV(old, func(word []byte, _ int, _ []byte) {
-		l := sp.heads[string(word)]
-		if i := slices.Index(l, slot); i >= 0 {
-			l = slices.Delete(l, i, i+1)
-		}
-		if len(l) == 0 {
-			delete(sp.heads, string(word))
-		} else {
-			sp.heads[string(word)] = l
-		}
-	})
-	if len(new) == 0 {
-		return
-	}
-	if sp.heads == nil {
-		sp.heads = map[string][]int32{}
-	}
-	_ = walkTSV(new, func(word []byte, _ int, _ []byte) {
-		sp.heads[string(word)] = append(sp.heads[string(word)], slot)
-	})
+	sp.heads = sp.heads.Index(slot, old, new)
 }
 
 func (ix *index) dropEntity(rid int64) {
@@ -248,7 +224,7 @@ func (ix *index) dropEntity(rid int64) {
 	if !ok {
 		return
 	}
-	loc.sp.indexHead(loc.slot, loc.sp.ents[loc.slot].head, nil)
+	loc.sp.indexHead(loc.slot, loc.sp.ents[loc.slot].Head, nil)
 	loc.sp.ents[loc.slot] = entAttr{}
 	loc.sp.free = append(loc.sp.free, loc.slot)
 	loc.sp.entityChanged(loc.slot)
@@ -308,11 +284,11 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 		vis     string
 		updated int64
 	)
-	if err := rows.Scan(&a.rid, &ws, &id, &typ, &st, &vis, &a.Owner, &tags, &role, &a.ClientID, &updated, &a.head); err != nil {
+	if err := rows.Scan(&a.rid, &ws, &id, &typ, &st, &vis, &a.Owner, &tags, &role, &a.ClientID, &updated, &a.Head); err != nil {
 		return "", a, err
 	}
 	var err error
-	if a.id, err = uuid.Parse(id); err != nil {
+	if a.ID, err = uuid.Parse(id); err != nil {
 		return "", a, fmt.Errorf("entity %q: %w", id, err)
 	}
 	a.live = true
@@ -326,7 +302,7 @@ func scanEntAttr(rows *sql.Rows) (string, entAttr, error) {
 		a.MemoryRole = role.String
 	}
 	a.UpdatedAt = updated
-	a.headLen = tsvLength(a.head)
+	a.HeadLen = kwindex.Length(a.Head)
 	return ws, a, nil
 }
 
@@ -631,17 +607,17 @@ func collectRows[T any](rows *sql.Rows, err error, scan func(*sql.Rows) (T, erro
 type docRow struct {
 	ws   string
 	erid int64
-	d    kwDoc
+	d    kwindex.Doc
 }
 
 func scanDocRow(rows *sql.Rows) (docRow, error) {
 	var r docRow
 	var cid string
-	if err := rows.Scan(&r.d.rid, &r.ws, &cid, &r.erid, &r.d.content, &r.d.tsv); err != nil {
+	if err := rows.Scan(&r.d.RID, &r.ws, &cid, &r.erid, &r.d.Content, &r.d.TSV); err != nil {
 		return r, err
 	}
 	var err error
-	if r.d.chunk, err = uuid.Parse(cid); err != nil {
+	if r.d.Chunk, err = uuid.Parse(cid); err != nil {
 		return r, fmt.Errorf("chunk %q: %w", cid, err)
 	}
 	return r, nil
@@ -654,8 +630,8 @@ func (ix *index) applyDocs(changed map[int64]bool, rows []docRow) {
 	keep := make(map[int64]bool, len(rows))
 	for _, r := range rows {
 		if sp := ix.spaces[r.ws]; sp != nil && sp.kw != nil {
-			if s, ok := sp.kw.slot[r.d.rid]; ok && sp.kw.chunk[s] == r.d.chunk {
-				keep[r.d.rid] = true
+			if sp.kw.Holds(r.d.RID, r.d.Chunk) {
+				keep[r.d.RID] = true
 			}
 		}
 	}
@@ -665,19 +641,19 @@ func (ix *index) applyDocs(changed map[int64]bool, rows []docRow) {
 		}
 		for _, sp := range ix.spaces { // a process holds few workspaces
 			if sp.kw != nil {
-				sp.kw.remove(rid)
+				sp.kw.Remove(rid)
 			}
 		}
 	}
-	slices.SortFunc(rows, func(a, b docRow) int { return cmp.Compare(a.d.rid, b.d.rid) })
+	slices.SortFunc(rows, func(a, b docRow) int { return cmp.Compare(a.d.RID, b.d.RID) })
 	for _, r := range rows {
-		if !keep[r.d.rid] {
+		if !keep[r.d.RID] {
 			ix.addDoc(r)
 		}
 	}
 	for _, sp := range ix.spaces {
-		if sp.kw != nil && sp.kw.needsRebuild() {
-			sp.kw = sp.kw.rebuilt()
+		if sp.kw != nil && sp.kw.NeedsRebuild() {
+			sp.kw = sp.kw.Rebuilt()
 		}
 	}
 }
@@ -689,10 +665,10 @@ func (ix *index) addDoc(r docRow) {
 		return
 	}
 	if el.sp.kw == nil {
-		el.sp.kw = newKwSet()
+		el.sp.kw = kwindex.New()
 	}
-	r.d.ent = el.slot
-	el.sp.kw.add(r.d)
+	r.d.Ent = el.slot
+	el.sp.kw.Add(r.d)
 }
 
 func ridList(m map[int64]bool) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/kwindex"
 	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
@@ -336,7 +337,7 @@ func (l *loader) finish() {
 // docLoad is the keyword index as loadDocs builds it: per workspace, a set
 // whose chunks still lack their entity slots (entity rids instead).
 type docLoad struct {
-	sets  map[string]*kwSet
+	sets  map[string]*kwindex.Set
 	erids map[string][]int64 // per set, the entity rid of each slot
 }
 
@@ -348,10 +349,10 @@ func loadDocs(ctx context.Context, tx *sql.Tx) (*docLoad, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	dl := &docLoad{sets: map[string]*kwSet{}, erids: map[string][]int64{}}
+	dl := &docLoad{sets: map[string]*kwindex.Set{}, erids: map[string][]int64{}}
 	var (
 		ws string
-		ks *kwSet
+		ks *kwindex.Set
 	)
 	for rows.Next() {
 		r, err := scanDocRow(rows)
@@ -361,11 +362,11 @@ func loadDocs(ctx context.Context, tx *sql.Tx) (*docLoad, error) {
 		if ks == nil || r.ws != ws {
 			ws = r.ws
 			if ks = dl.sets[ws]; ks == nil {
-				ks = newKwSet()
+				ks = kwindex.New()
 				dl.sets[ws] = ks
 			}
 		}
-		ks.add(r.d)
+		ks.Add(r.d)
 		dl.erids[ws] = append(dl.erids[ws], r.erid)
 	}
 	return dl, rows.Err()
@@ -376,16 +377,13 @@ func loadDocs(ctx context.Context, tx *sql.Tx) (*docLoad, error) {
 func (dl *docLoad) link(nx *index) {
 	for ws, ks := range dl.sets {
 		sp := nx.space(ws)
-		for s, erid := range dl.erids[ws] {
-			el, ok := nx.entLoc[erid]
-			if !ok || el.sp != sp {
-				ks.remove(ks.rid[s])
-				continue
-			}
-			ks.ent[s] = el.slot
-		}
-		if ks.needsRebuild() {
-			ks = ks.rebuilt()
+		erids := dl.erids[ws]
+		ks.Link(func(s int32) (int32, bool) {
+			el, ok := nx.entLoc[erids[s]]
+			return el.slot, ok && el.sp == sp
+		})
+		if ks.NeedsRebuild() {
+			ks = ks.Rebuilt()
 		}
 		sp.kw = ks
 	}
@@ -420,7 +418,7 @@ func loadHeads(ctx context.Context, tx *sql.Tx, nx *index) error {
 			return err
 		}
 		if loc, ok := nx.entLoc[rid]; ok {
-			loc.sp.ents[loc.slot].head, loc.sp.ents[loc.slot].headLen = tsv, tsvLength(tsv)
+			loc.sp.ents[loc.slot].Head, loc.sp.ents[loc.slot].HeadLen = tsv, kwindex.Length(tsv)
 			loc.sp.indexHead(loc.slot, nil, tsv)
 		}
 	}
@@ -454,7 +452,7 @@ func (l *entLoader) add(rid int64, ws, id, typ, status, vis, owner, tags string,
 	a := entAttr{live: true, rid: rid}
 	a.UpdatedAt = updated
 	var err error
-	if a.id, err = uuid.Parse(id); err != nil {
+	if a.ID, err = uuid.Parse(id); err != nil {
 		l.err = fmt.Errorf("entity %q: %w", id, err)
 		return
 	}

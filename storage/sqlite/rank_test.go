@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/postgram-go/postgram/internal/kwindex"
 	"github.com/postgram-go/postgram/internal/query"
 )
 
@@ -181,15 +182,15 @@ func TestRankGolden(t *testing.T) {
 				t.Errorf("%.40q: lexeme %q positions %v, PostgreSQL %v", d.Doc, lex, got[lex], pos)
 			}
 		}
-		tsv := encodeTSV(vec)
+		tsv := kwindex.Encode(vec)
 		for qi, qterms := range corpus.Queries {
 			want := d.Results[qi]
-			terms := compileTerms(qterms, nil)
-			var dt docTerms
-			if err := terms.scan(tsv, &dt); err != nil {
+			terms := kwindex.Compile(qterms, nil)
+			var dt kwindex.DocTerms
+			if err := terms.Scan(tsv, &dt); err != nil {
 				t.Fatal(err)
 			}
-			mask := terms.mask(&dt)
+			mask := terms.Mask(&dt)
 			anyMatch := mask != 0
 			allMatch := false // an all-empty query matches nothing
 			for _, ls := range terms.Of {
@@ -200,7 +201,7 @@ func TestRankGolden(t *testing.T) {
 					allMatch = false
 				}
 			}
-			rank := terms.rankCD(&dt)
+			rank := terms.RankCD(&dt)
 			if rank != float32(want[0]) || allMatch != (want[1] == 1) || anyMatch != (want[2] == 1) || mask != uint32(want[3]) {
 				t.Errorf("%.40q %q: rank %v all %v any %v mask %b; PostgreSQL %v", d.Doc, qterms, rank, allMatch, anyMatch, mask, want)
 			}
@@ -247,27 +248,4 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-// TestScanMergesAndFallsBack: scan walks a tsvector and the query's
-// lexemes side by side; a tsvector out of byte order (never written by
-// this store, but read defensively) gets the same answer by lookups.
-func TestScanMergesAndFallsBack(t *testing.T) {
-	q := compileTerms([]string{"apple", "kiwi", "zebra-fish", "missing"}, nil)
-	sorted := []query.Lexeme{{Word: "apple", Pos: []uint16{1, 5}}, {Word: "fish", Pos: []uint16{4}},
-		{Word: "kiwi", Pos: []uint16{2}}, {Word: "zebra", Pos: []uint16{3}}, {Word: "zebra-fish", Pos: []uint16{3}}}
-	shuffled := []query.Lexeme{sorted[4], sorted[2], sorted[0], sorted[3], sorted[1]}
-	var a, b docTerms
-	if err := q.scan(encodeTSV(sorted), &a); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.scan(encodeTSV(shuffled), &b); err != nil {
-		t.Fatal(err)
-	}
-	if q.mask(&a) != 0b0111 || q.mask(&b) != q.mask(&a) || q.rankCD(&a) != q.rankCD(&b) {
-		t.Fatalf("masks %b %b, ranks %v %v", q.mask(&a), q.mask(&b), q.rankCD(&a), q.rankCD(&b))
-	}
-	if fmt.Sprint(a.Pos) != fmt.Sprint(b.Pos) {
-		t.Fatalf("positions %v, out of order %v", a.Pos, b.Pos)
-	}
 }

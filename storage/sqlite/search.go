@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/kwindex"
 	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
@@ -81,37 +82,10 @@ type chunkRow struct {
 // on their stored tsvector (the same lexeme sets, so the same answer),
 // which keeps scoring a pool independent of how common its terms are.
 func (s *Store) KeywordProbe(ctx context.Context, ws string, q driver.KeywordQuery) ([]driver.KeywordHit, error) {
-	if len(q.Terms) == 0 || len(q.Terms) > 32 {
-		return nil, fmt.Errorf("sqlite: keyword probe: need 1 to 32 terms, got %d", len(q.Terms))
-	}
-	terms := compileTerms(q.Terms, q.Alternatives)
-	var (
-		use   []int                  // the probe's terms that have lexemes
-		holds func(mask uint32) bool // the probe, on a chunk's term mask
-	)
-	switch q.Mode {
-	case driver.ProbeAll, driver.ProbeAny:
-		use = terms.withLexemes()
-		var need uint32
-		for _, i := range use {
-			need |= 1 << i
-		}
-		if q.Mode == driver.ProbeAll {
-			holds = func(m uint32) bool { return m&need == need }
-		} else {
-			holds = func(m uint32) bool { return m != 0 }
-		}
-	case driver.ProbeTerm:
-		if q.Term < 0 || q.Term >= len(q.Terms) {
-			return nil, fmt.Errorf("sqlite: keyword probe: term %d out of range", q.Term)
-		}
-		if len(terms.Of[q.Term]) > 0 {
-			use = []int{q.Term}
-		}
-		bit := uint32(1) << q.Term
-		holds = func(m uint32) bool { return m&bit != 0 }
-	default:
-		return nil, fmt.Errorf("sqlite: keyword probe: unknown mode %d", q.Mode)
+	terms := kwindex.Compile(q.Terms, q.Alternatives)
+	use, holds, err := kwindex.Plan(&q, terms)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	useVec := false
 	if len(q.Vector) > 0 && !q.Bare {
@@ -150,21 +124,13 @@ var _ driver.KeywordFiller = (*Store)(nil)
 // probe is needed to learn that the union fits.
 func (s *Store) KeywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (driver.KeywordFillResult, error) {
 	var res driver.KeywordFillResult
-	if len(q.Terms) == 0 || len(q.Terms) > 32 {
-		return res, fmt.Errorf("sqlite: keyword fill: need 1 to 32 terms, got %d", len(q.Terms))
-	}
-	if q.Limit <= 0 {
-		return res, fmt.Errorf("sqlite: keyword fill: limit %d", q.Limit)
-	}
-	for _, t := range q.Order {
-		if t < 0 || t >= len(q.Terms) {
-			return res, fmt.Errorf("sqlite: keyword fill: term %d out of range", t)
-		}
+	if err := kwindex.CheckFill(&q); err != nil {
+		return res, fmt.Errorf("sqlite: %w", err)
 	}
 	if err := s.idx.ensureFresh(ctx); err != nil {
 		return res, fmt.Errorf("sqlite: keyword fill: %w", err)
 	}
-	res, err := s.idx.keywordFill(ws, &q, compileTerms(q.Terms, q.Alternatives))
+	res, err := s.idx.keywordFill(ws, &q, kwindex.Compile(q.Terms, q.Alternatives))
 	if err != nil {
 		return driver.KeywordFillResult{}, fmt.Errorf("sqlite: keyword fill: %w", err)
 	}
@@ -303,7 +269,7 @@ func (s *Store) TermFrequencies(ctx context.Context, ws string, terms []string) 
 	if err := s.idx.ensureFresh(ctx); err != nil {
 		return nil, false, fmt.Errorf("sqlite: term frequencies: %w", err)
 	}
-	counts, total := s.idx.termCounts(ws, compileTerms(terms, nil), termCountCap)
+	counts, total := s.idx.termCounts(ws, kwindex.Compile(terms, nil), termCountCap)
 	freqs := make([]float64, len(terms))
 	if total <= 0 {
 		return freqs, false, nil
