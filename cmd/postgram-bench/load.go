@@ -78,7 +78,7 @@ func openLoadStore(ctx context.Context, o loadOptions) (driver.Storage, string, 
 	if err != nil {
 		return nil, "", nil, err
 	}
-	st, err := openStoreWith(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), MemoryVectors: o.memVectors})
+	st, err := openStoreWith(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), MemoryIndex: o.memIndex})
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -87,7 +87,7 @@ func openLoadStore(ctx context.Context, o loadOptions) (driver.Storage, string, 
 		return nil, "", nil, err
 	}
 	info := "postgres " + serverInfo(ctx, st)
-	if o.memVectors {
+	if o.memIndex {
 		info += ", in-memory vectors"
 	}
 	return st, info, func() { st.Close() }, nil
@@ -108,7 +108,7 @@ type loadOptions struct {
 	cpuProfile  string
 	memProfile  string
 	ranking     string
-	memVectors  bool
+	memIndex  bool
 }
 
 func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, int) {
@@ -142,7 +142,7 @@ dropped and recreated on every run.`, stderr)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured run (server and clients, one process) to FILE")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write an allocation profile after the measured run to FILE")
 	fs.StringVar(&o.ranking, "ranking", "", "ranking the searches ask for (v2, seed); default: the server's")
-	fs.BoolVar(&o.memVectors, "memory-vectors", false, "with --store postgres: rank vector searches on the store's in-process copy (postgres.Config.MemoryVectors), loaded after seeding")
+	fs.BoolVar(&o.memIndex, "memory-index", false, "with --store postgres: rank vector searches on the store's in-process copy (postgres.Config.MemoryIndex), loaded after seeding")
 	code := parseFlags(fs, args, func() error {
 		switch {
 		case o.duration <= 0 || o.duration > time.Hour:
@@ -159,8 +159,8 @@ dropped and recreated on every run.`, stderr)
 			return errors.New("--max-conns must be at least 2")
 		case o.store != "postgres" && o.store != "sqlite":
 			return fmt.Errorf("--store must be postgres or sqlite, not %q", o.store)
-		case o.memVectors && o.store != "postgres":
-			return errors.New("--memory-vectors is a PostgreSQL setting (the SQLite store always ranks in memory)")
+		case o.memIndex && o.store != "postgres":
+			return errors.New("--memory-index is a PostgreSQL setting (the SQLite store always ranks in memory)")
 		case o.ranking != "" && !postgram.RankingMode(o.ranking).Valid():
 			return fmt.Errorf("--ranking must be v2 or seed, not %q", o.ranking)
 		}
@@ -263,8 +263,8 @@ func loadLevel(ctx context.Context, o loadOptions, clients int, stdout, stderr i
 		if err := analyze(ctx, pg, loadSchema); err != nil {
 			return levelResult{}, err
 		}
-		if o.memVectors {
-			if err := pg.WarmMemoryVectors(ctx, postgram.DefaultWorkspace); err != nil {
+		if o.memIndex {
+			if err := pg.WarmMemoryIndex(ctx, postgram.DefaultWorkspace); err != nil {
 				return levelResult{}, err
 			}
 		}

@@ -64,7 +64,7 @@ type searchOptions struct {
 	recallEf       []int // --recall-ef: ef_search values the recall is measured at (float HNSW)
 	recallRerank   []int // --recall-rerank: rerank candidate counts the recall is measured at (binary index)
 	vectorIndex    string
-	memVectors     bool
+	memIndex     bool
 	targets        bool
 	targetMS       float64
 	assert         bool
@@ -105,7 +105,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	recallEf := fs.String("recall-ef", "", "with --recall: measure recall with the float HNSW index at each of these hnsw.ef_search values, e.g. 40,100,200,400 (one exact ranking per query serves every setting)")
 	recallRerank := fs.String("recall-rerank", "", "with --recall: measure recall with the binary index at each of these rerank candidate counts, e.g. 100,200,400,1000")
 	fs.StringVar(&o.vectorIndex, "vector-index", "hnsw", "vector index the searches use (hnsw, binary: postgres.Config.VectorIndex); the fixture gets it if missing")
-	fs.BoolVar(&o.memVectors, "memory-vectors", false, "rank vector searches on the store's in-process copy (postgres.Config.MemoryVectors), loaded before the profiles run")
+	fs.BoolVar(&o.memIndex, "memory-index", false, "rank vector searches on the store's in-process copy (postgres.Config.MemoryIndex), loaded before the profiles run")
 	fs.BoolVar(&o.assert, "assert", false, "with --targets (implied): exit with status 3 when a profile misses the target")
 	code := parseFlags(fs, args, func() error {
 		switch {
@@ -222,7 +222,7 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	}
 	b.dsn = dsn
 	b.st, err = postgres.Open(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), EfSearch: o.efSearch,
-		VectorIndex: postgres.VectorIndexKind(o.vectorIndex), MemoryVectors: o.memVectors})
+		VectorIndex: postgres.VectorIndexKind(o.vectorIndex), MemoryIndex: o.memIndex})
 	if err != nil {
 		return 0, err
 	}
@@ -246,9 +246,9 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	if err := b.ensureFixture(ctx); err != nil {
 		return 0, err
 	}
-	if o.memVectors {
+	if o.memIndex {
 		t0 := time.Now()
-		if err := b.st.WarmMemoryVectors(ctx, postgram.DefaultWorkspace); err != nil {
+		if err := b.st.WarmMemoryIndex(ctx, postgram.DefaultWorkspace); err != nil {
 			return 0, err
 		}
 		b.logf("in-memory vectors loaded in %s", time.Since(t0).Round(time.Millisecond))

@@ -35,6 +35,11 @@ const foldInterval = time.Second
 // summed in one statement (one snapshot).
 func (s *Store) LexemeStats(ctx context.Context, ws string, lexemes []string) (driver.LexemeStats, error) {
 	ctx = withWS(ctx, ws)
+	if s.mem != nil {
+		if st, ok := s.memLexemeStats(ctx, ws, lexemes); ok {
+			return st, nil
+		}
+	}
 	st := driver.LexemeStats{DF: make(map[string]int64, len(lexemes))}
 	keys := make([]string, 0, len(lexemes))
 	queries := make([]string, 0, len(lexemes))

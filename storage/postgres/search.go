@@ -546,6 +546,11 @@ func (s *Store) keywordSQL(ctx context.Context, ws string, q driver.KeywordQuery
 
 // KeywordProbe implements driver.Storage.
 func (s *Store) KeywordProbe(ctx context.Context, ws string, q driver.KeywordQuery) ([]driver.KeywordHit, error) {
+	if s.mem != nil {
+		if hits, ok, err := s.memKeywordProbe(withWS(ctx, ws), ws, q); ok {
+			return hits, err
+		}
+	}
 	return readVal(s, withWS(ctx, ws), ws, func(ctx context.Context) ([]driver.KeywordHit, error) { return s.keywordProbe(ctx, ws, q) })
 }
 
@@ -649,6 +654,11 @@ var _ driver.KeywordFiller = (*Store)(nil)
 // keywordFillSQL): no OR probe is needed to learn that the union fits, and
 // the steps after the pool is full never run.
 func (s *Store) KeywordFill(ctx context.Context, ws string, q driver.KeywordFillQuery) (driver.KeywordFillResult, error) {
+	if s.mem != nil {
+		if res, ok, err := s.memKeywordFill(withWS(ctx, ws), ws, q); ok {
+			return res, err
+		}
+	}
 	return readVal(s, withWS(ctx, ws), ws, func(ctx context.Context) (driver.KeywordFillResult, error) { return s.keywordFill(ctx, ws, q) })
 }
 

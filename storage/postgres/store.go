@@ -78,7 +78,7 @@ type Config struct {
 	// recall@10 against exact ranking was 0.465 at 400 and 0.575 at 1000,
 	// against 0.325 for the float index at ef_search 40 (README).
 	RerankCandidates int
-	// MemoryVectors (DATABASE_MEMORY_VECTORS) keeps, for each workspace
+	// MemoryIndex (DATABASE_MEMORY_INDEX) keeps, for each workspace
 	// the store searches, an in-process copy of its chunk vectors and of
 	// its entities' filter attributes, loaded in the background on the
 	// first search and kept current through the search_changes log that
@@ -89,7 +89,7 @@ type Config struct {
 	// dimensions: float32 vectors and two quantised codes). Needs one
 	// PostgreSQL database (not Citus: the log is read by transaction id).
 	// Default off.
-	MemoryVectors bool
+	MemoryIndex bool
 	// ReadURLs (DATABASE_READ_URLS) are streaming replicas of URL's
 	// database that serve searches and entity reads once they have
 	// replayed the writes this process made in the read's workspace (the
@@ -221,9 +221,9 @@ type Store struct {
 	// writeState remembers writes failing for a full disk or a read-only
 	// database (fed by writeTracer, see ReadOnly).
 	writeState *writestate.Tracker
-	// mem holds the in-process vector copies (Config.MemoryVectors; nil
+	// mem holds the in-process vector copies (Config.MemoryIndex; nil
 	// without).
-	mem *memVectors
+	mem *memIndex
 	// folding is set while a background fold of the lexeme statistics
 	// runs (startFold); bg tracks the background goroutines (the folds and
 	// foldLoop) so Close waits, after cancelling bgCtx.
@@ -406,7 +406,7 @@ func newStore(pool *pgxpool.Pool, cfg Config, setup ...func(*Store)) *Store {
 	for _, f := range setup {
 		f(s)
 	}
-	if cfg.MemoryVectors {
+	if cfg.MemoryIndex {
 		s.mem = newMemVectors(s)
 	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())

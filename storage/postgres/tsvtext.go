@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/postgram-go/postgram/internal/kwindex"
+	"github.com/postgram-go/postgram/internal/query"
 	"github.com/postgram-go/postgram/internal/tsrank"
 )
 
@@ -133,4 +135,44 @@ func scanTSVectorBinaryLen(b []byte, q *tsrank.Query, d *tsrank.Doc) (int32, err
 		b = b[2*npos:]
 	}
 	return length, nil
+}
+
+// encodeTSVectorBinary converts a tsvector in PostgreSQL's binary send
+// format (see scanTSVectorBinaryLen) to the in-memory index's encoding
+// (kwindex.Encode), weights dropped; nil stays nil (SQL NULL).
+func encodeTSVectorBinary(b []byte) ([]byte, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if len(b) < 4 {
+		return nil, fmt.Errorf("tsvector binary: %d bytes", len(b))
+	}
+	n := int(binary.BigEndian.Uint32(b))
+	b = b[4:]
+	if n > len(b) {
+		return nil, fmt.Errorf("tsvector binary: %d lexemes in %d bytes", n, len(b))
+	}
+	lex := make([]query.Lexeme, n)
+	for i := range n {
+		end := bytes.IndexByte(b, 0)
+		if end < 0 || len(b) < end+3 {
+			return nil, fmt.Errorf("tsvector binary: truncated lexeme")
+		}
+		lex[i].Word = string(b[:end])
+		b = b[end+1:]
+		npos := int(binary.BigEndian.Uint16(b))
+		b = b[2:]
+		if len(b) < 2*npos {
+			return nil, fmt.Errorf("tsvector binary: truncated positions")
+		}
+		if npos > 0 {
+			pos := make([]uint16, npos)
+			for j := range pos {
+				pos[j] = binary.BigEndian.Uint16(b[2*j:]) & 0x3fff
+			}
+			lex[i].Pos = pos
+		}
+		b = b[2*npos:]
+	}
+	return kwindex.Encode(lex), nil
 }

@@ -106,7 +106,7 @@ func (s *Store) DeleteWorkspace(ctx context.Context, ws string) (driver.Workspac
 			}
 		}
 		// One row tells the in-memory vector copies of every process
-		// (Config.MemoryVectors) to load the workspace again: empty, or
+		// (Config.MemoryIndex) to load the workspace again: empty, or
 		// as a workspace of the same name holds it by then.
 		if _, err := tx.Exec(ctx, "INSERT INTO search_changes (workspace_id, kind) VALUES ($1, 0)", ws); err != nil {
 			return fmt.Errorf("note the reset for in-memory vectors: %w", err)

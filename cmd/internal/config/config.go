@@ -60,10 +60,10 @@ type Env struct {
 	DatabaseVectorIndex      string
 	DatabaseRerankCandidates int
 	DatabaseEfSearch         int
-	// DatabaseMemoryVectors (DATABASE_MEMORY_VECTORS, default false) ranks
+	// DatabaseMemoryIndex (DATABASE_MEMORY_INDEX, default false) ranks
 	// PostgreSQL's vector searches on an in-process copy of each searched
-	// workspace's vectors (postgres.Config.MemoryVectors).
-	DatabaseMemoryVectors bool
+	// workspace's vectors (postgres.Config.MemoryIndex).
+	DatabaseMemoryIndex bool
 	// DataDir holds the embedded store's database file (SQLiteFile) when
 	// DATABASE_URL is unset: POSTGRAM_DATA_DIR, else $XDG_DATA_HOME/postgram
 	// (an absolute XDG_DATA_HOME only, as the XDG specification says), else
@@ -230,7 +230,7 @@ func Parse(get Getenv) (*Env, error) {
 		return nil, err
 	}
 	e.MaxBodyBytes = int64(bodyKB)
-	if e.DatabaseMemoryVectors, err = boolVar(get, "DATABASE_MEMORY_VECTORS", false); err != nil {
+	if e.DatabaseMemoryIndex, err = boolVar(get, "DATABASE_MEMORY_INDEX", false); err != nil {
 		return nil, err
 	}
 	if e.MigrateOnStart, err = boolVar(get, "MIGRATE_ON_START", true); err != nil {
@@ -557,7 +557,7 @@ func (e *Env) OpenStore(ctx context.Context, log *slog.Logger) (driver.Storage, 
 	if e.DatabaseURL != "" {
 		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, OwnerURL: e.DatabaseMigrationURL, ReadURLs: e.DatabaseReadURLs, Logger: log,
 			VectorIndex: postgres.VectorIndexKind(e.DatabaseVectorIndex), RerankCandidates: e.DatabaseRerankCandidates, EfSearch: e.DatabaseEfSearch,
-			MemoryVectors: e.DatabaseMemoryVectors})
+			MemoryIndex: e.DatabaseMemoryIndex})
 		if err != nil {
 			return nil, err
 		}

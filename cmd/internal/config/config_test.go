@@ -295,18 +295,18 @@ func TestDatabaseVectorIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.DatabaseVectorIndex != "hnsw" || e.DatabaseRerankCandidates != 400 || e.DatabaseEfSearch != 40 || e.DatabaseMemoryVectors {
-		t.Errorf("defaults: %q %d %d %v", e.DatabaseVectorIndex, e.DatabaseRerankCandidates, e.DatabaseEfSearch, e.DatabaseMemoryVectors)
+	if e.DatabaseVectorIndex != "hnsw" || e.DatabaseRerankCandidates != 400 || e.DatabaseEfSearch != 40 || e.DatabaseMemoryIndex {
+		t.Errorf("defaults: %q %d %d %v", e.DatabaseVectorIndex, e.DatabaseRerankCandidates, e.DatabaseEfSearch, e.DatabaseMemoryIndex)
 	}
-	e, err = Parse(env(map[string]string{"DATABASE_VECTOR_INDEX": " Binary ", "DATABASE_RERANK_CANDIDATES": "800", "DATABASE_MEMORY_VECTORS": "true"}))
+	e, err = Parse(env(map[string]string{"DATABASE_VECTOR_INDEX": " Binary ", "DATABASE_RERANK_CANDIDATES": "800", "DATABASE_MEMORY_INDEX": "true"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.DatabaseVectorIndex != "binary" || e.DatabaseRerankCandidates != 800 || !e.DatabaseMemoryVectors {
-		t.Errorf("set: %q %d %v", e.DatabaseVectorIndex, e.DatabaseRerankCandidates, e.DatabaseMemoryVectors)
+	if e.DatabaseVectorIndex != "binary" || e.DatabaseRerankCandidates != 800 || !e.DatabaseMemoryIndex {
+		t.Errorf("set: %q %d %v", e.DatabaseVectorIndex, e.DatabaseRerankCandidates, e.DatabaseMemoryIndex)
 	}
 	for name, v := range map[string]string{"DATABASE_VECTOR_INDEX": "ivfflat", "DATABASE_RERANK_CANDIDATES": "5000", "DATABASE_EF_SEARCH": "0",
-		"DATABASE_MEMORY_VECTORS": "sometimes"} {
+		"DATABASE_MEMORY_INDEX": "sometimes"} {
 		if _, err := Parse(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%s: %v, want an error naming the variable", name, v, err)
 		}

@@ -55,7 +55,7 @@ func (e *Env) Settings() []Setting {
 		{"DATABASE_MIGRATION_URL", redactURL(e.DatabaseMigrationURL)},
 		{"DATABASE_READ_URLS", redactURLs(e.DatabaseReadURLs)},
 		{"DATABASE_VECTOR_INDEX", e.DatabaseVectorIndex},
-		{"DATABASE_MEMORY_VECTORS", strconv.FormatBool(e.DatabaseMemoryVectors)},
+		{"DATABASE_MEMORY_INDEX", strconv.FormatBool(e.DatabaseMemoryIndex)},
 		{"POSTGRAM_WORKSPACE", e.Workspace},
 		{"listen", e.Addr()},
 		{"TLS", strconv.FormatBool(e.TLS())},

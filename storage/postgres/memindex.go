@@ -16,10 +16,11 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/kwindex"
 	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
-// With Config.MemoryVectors the store keeps, per workspace it searches, an
+// With Config.MemoryIndex the store keeps, per workspace it searches, an
 // in-process copy of the workspace's chunk vectors and of the attributes
 // its entities are filtered on, and ranks vector searches on it exactly
 // (internal/vecscan, the SQLite store's scan) instead of asking
@@ -61,8 +62,8 @@ const (
 	searchChangesKeep = time.Hour
 )
 
-// memVectors holds the copies.
-type memVectors struct {
+// memIndex holds the copies.
+type memIndex struct {
 	s       *Store
 	workers int
 
@@ -70,8 +71,8 @@ type memVectors struct {
 	spaces map[string]*memSpace
 }
 
-func newMemVectors(s *Store) *memVectors {
-	return &memVectors{s: s, workers: runtime.GOMAXPROCS(0), spaces: map[string]*memSpace{}}
+func newMemVectors(s *Store) *memIndex {
+	return &memIndex{s: s, workers: runtime.GOMAXPROCS(0), spaces: map[string]*memSpace{}}
 }
 
 // memSpace is one workspace's copy.
@@ -82,23 +83,27 @@ type memSpace struct {
 	mu       sync.RWMutex // guards everything below
 	state    memState
 	failedAt time.Time
+	loadErr  error // why the last load failed
 	snap     pgSnapshot // what the copy reflects
 	caughtUp time.Time  // when snap was taken
 	ents     []memEnt   // by slot
 	entSlot  map[uuid.UUID]int32
 	free     []int32
 	sets     map[int64]*vecscan.Set // by model id
+	kw       *kwindex.Set           // every chunk's text, for the keyword branch
+	heads    kwindex.Heads          // the entities' heads, by lexeme
 	chunks   map[uuid.UUID]memChunk
 	nextRID  int64
 }
 
-// memEnt is an entity as filters see it.
+// memEnt is an entity as filters and the keyword index see it.
 type memEnt struct {
 	live bool
-	view driver.FilterView
+	kwindex.Entity
 }
 
-// memChunk is where a chunk's vector is held.
+// memChunk is where a chunk is held: its rid in the keyword set and, when
+// it has a vector (model ≠ 0), in the model's vector set.
 type memChunk struct {
 	rid   int64
 	model int64
@@ -108,6 +113,7 @@ func newMemContent(sp *memSpace) {
 	sp.ents, sp.free = nil, nil
 	sp.entSlot = map[uuid.UUID]int32{}
 	sp.sets = map[int64]*vecscan.Set{}
+	sp.kw, sp.heads = kwindex.New(), nil
 	sp.chunks = map[uuid.UUID]memChunk{}
 }
 
@@ -213,7 +219,7 @@ type memMark struct {
 
 type memMarkKey struct{}
 
-// Refresh implements driver.Refresher. With Config.MemoryVectors, the
+// Refresh implements driver.Refresher. With Config.MemoryIndex, the
 // reads of one search under the returned context bring a workspace's copy
 // up to date once (the first of them), not each; without, it returns ctx.
 func (s *Store) Refresh(ctx context.Context) (context.Context, error) {
@@ -225,7 +231,7 @@ func (s *Store) Refresh(ctx context.Context) (context.Context, error) {
 
 // ready returns workspace ws's copy brought up to date, or nil when it is
 // not ready (loading, failed, turned off): then the caller asks PostgreSQL.
-func (m *memVectors) ready(ctx context.Context, ws string) *memSpace {
+func (m *memIndex) ready(ctx context.Context, ws string) *memSpace {
 	if m == nil {
 		return nil
 	}
@@ -290,7 +296,7 @@ func (m *memVectors) ready(ctx context.Context, ws string) *memSpace {
 }
 
 // reload marks sp loading and starts a load, unless one is running.
-func (m *memVectors) reload(sp *memSpace) {
+func (m *memIndex) reload(sp *memSpace) {
 	sp.mu.Lock()
 	if sp.state == memLoading {
 		sp.mu.Unlock()
@@ -305,7 +311,7 @@ func (m *memVectors) reload(sp *memSpace) {
 
 // startLoad loads sp in the background. The caller holds m.mu (so Close's
 // wait sees the goroutine) and has set sp's state to memLoading.
-func (m *memVectors) startLoad(sp *memSpace) {
+func (m *memIndex) startLoad(sp *memSpace) {
 	m.s.bg.Add(1)
 	go func() {
 		defer m.s.bg.Done()
@@ -313,7 +319,7 @@ func (m *memVectors) startLoad(sp *memSpace) {
 		n, err := m.load(m.s.bgCtx, sp)
 		if err != nil {
 			sp.mu.Lock()
-			sp.state, sp.failedAt = memFailed, time.Now()
+			sp.state, sp.failedAt, sp.loadErr = memFailed, time.Now(), err
 			sp.mu.Unlock()
 			if m.s.bgCtx.Err() == nil {
 				m.s.log.Warn("postgres: loading in-memory vectors failed; searching in PostgreSQL", "workspace", sp.ws, "error", err)
@@ -324,11 +330,19 @@ func (m *memVectors) startLoad(sp *memSpace) {
 	}()
 }
 
-const memEntityCols = `id, type, status, visibility, owner, tags, coalesce(memory_role, ''), client_id, updated_at`
+// memEntityCols are an entity's columns the copy holds, read in binary
+// (memBinary: pgx knows no tsvector type, so it would ask for the head in
+// text).
+const memEntityCols = `id, type, status, visibility, owner, tags, coalesce(memory_role, ''), client_id, updated_at, head`
+
+// memChunkCols are a chunk's columns the copy holds, read in binary.
+const memChunkCols = `id, entity_id, coalesce(model_id, 0), embedding, content, tsv`
+
+var memBinary = pgx.QueryResultFormats{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 
 // load reads the workspace's entities and vectors in one snapshot and
 // makes them the copy.
-func (m *memVectors) load(ctx context.Context, sp *memSpace) (int, error) {
+func (m *memIndex) load(ctx context.Context, sp *memSpace) (int, error) {
 	ctx = withWS(ctx, sp.ws)
 	next := &memSpace{ws: sp.ws}
 	newMemContent(next)
@@ -339,15 +353,16 @@ func (m *memVectors) load(ctx context.Context, sp *memSpace) (int, error) {
 		if err := tx.QueryRow(ctx, "SELECT pg_current_snapshot()::text").Scan(&snapText); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT "+memEntityCols+" FROM entities WHERE workspace_id = $1", sp.ws)
+		rows, err := tx.Query(ctx, "SELECT "+memEntityCols+" FROM entities WHERE workspace_id = $1", memBinary, sp.ws)
 		if err != nil {
 			return err
 		}
 		if err := scanMemEntities(rows, next.putEntity); err != nil {
 			return err
 		}
-		rows, err = tx.Query(ctx, `SELECT id, entity_id, model_id, embedding FROM chunks
-			WHERE workspace_id = $1 AND embedding IS NOT NULL AND model_id IS NOT NULL`, sp.ws)
+		// In id order: ids are UUIDv7, so the keyword set's slots follow
+		// the chunks' age, as the SQLite store's follow their rids.
+		rows, err = tx.Query(ctx, "SELECT "+memChunkCols+" FROM chunks WHERE workspace_id = $1 ORDER BY id", memBinary[:6], sp.ws)
 		if err != nil {
 			return err
 		}
@@ -358,71 +373,91 @@ func (m *memVectors) load(ctx context.Context, sp *memSpace) (int, error) {
 		})
 	})
 	if err != nil {
-		return 0, fmt.Errorf("postgres: load in-memory vectors: %w", mapErr(err))
+		return 0, fmt.Errorf("postgres: load the in-memory index: %w", mapErr(err))
 	}
 	snap, err := parseSnapshot(snapText)
 	if err != nil {
-		return 0, fmt.Errorf("postgres: load in-memory vectors: %w", err)
+		return 0, fmt.Errorf("postgres: load the in-memory index: %w", err)
 	}
 	sp.mu.Lock()
 	sp.ents, sp.entSlot, sp.free, sp.sets, sp.chunks, sp.nextRID = next.ents, next.entSlot, next.free, next.sets, next.chunks, next.nextRID
+	sp.kw, sp.heads = next.kw, next.heads
 	sp.snap, sp.caughtUp, sp.state = snap, start, memReady
 	sp.mu.Unlock()
 	return n, nil
 }
 
-// memChunkRow is a chunk's vector as read.
+// memChunkRow is a chunk as read: its text, and its vector when it has
+// one (model ≠ 0).
 type memChunkRow struct {
 	id, entity uuid.UUID
 	model      int64
 	vec        []float32
+	content    string
+	tsv        []byte // encoded (kwindex.Encode)
 }
 
-func scanMemEntities(rows pgx.Rows, put func(uuid.UUID, driver.FilterView)) error {
+// scanMemEntities reads rows of memEntityCols (in binary).
+func scanMemEntities(rows pgx.Rows, put func(kwindex.Entity)) error {
 	defer rows.Close()
 	for rows.Next() {
-		var id uuid.UUID
-		var v driver.FilterView
+		var e kwindex.Entity
+		v := &e.FilterView
 		var typ, status, vis string
 		var updated time.Time
-		if err := rows.Scan(&id, &typ, &status, &vis, &v.Owner, &v.Tags, &v.MemoryRole, &v.ClientID, &updated); err != nil {
+		if err := rows.Scan(&e.ID, &typ, &status, &vis, &v.Owner, &v.Tags, &v.MemoryRole, &v.ClientID, &updated, nil); err != nil {
 			return err
 		}
 		v.Type, v.Status, v.Visibility, v.UpdatedAt = driver.EntityType(typ), driver.Status(status), driver.Visibility(vis), updated.UnixMicro()
-		put(id, v)
+		head, err := encodeTSVectorBinary(rows.RawValues()[9])
+		if err != nil {
+			return fmt.Errorf("head of entity %s: %w", e.ID, err)
+		}
+		e.Head, e.HeadLen = head, kwindex.Length(head)
+		put(e)
 	}
 	return rows.Err()
 }
 
+// scanMemChunks reads rows of memChunkCols (in binary).
 func scanMemChunks(rows pgx.Rows, put func(memChunkRow)) error {
 	defer rows.Close()
 	for rows.Next() {
 		var c memChunkRow
-		var v pgvector.Vector
-		if err := rows.Scan(&c.id, &c.entity, &c.model, &v); err != nil {
+		var v *pgvector.Vector
+		if err := rows.Scan(&c.id, &c.entity, &c.model, &v, &c.content, nil); err != nil {
 			return err
 		}
-		c.vec = v.Slice()
+		if v != nil {
+			c.vec = v.Slice()
+		}
+		tsv, err := encodeTSVectorBinary(rows.RawValues()[5])
+		if err != nil {
+			return fmt.Errorf("chunk %s: %w", c.id, err)
+		}
+		c.tsv = tsv
 		put(c)
 	}
 	return rows.Err()
 }
 
 // putEntity adds or updates an entity. The caller holds sp.mu.
-func (sp *memSpace) putEntity(id uuid.UUID, v driver.FilterView) {
-	if s, ok := sp.entSlot[id]; ok {
-		sp.ents[s] = memEnt{live: true, view: v}
+func (sp *memSpace) putEntity(e kwindex.Entity) {
+	if s, ok := sp.entSlot[e.ID]; ok {
+		sp.heads = sp.heads.Index(s, sp.ents[s].Head, e.Head)
+		sp.ents[s] = memEnt{live: true, Entity: e}
 		return
 	}
 	var s int32
 	if n := len(sp.free); n > 0 {
 		s, sp.free = sp.free[n-1], sp.free[:n-1]
-		sp.ents[s] = memEnt{live: true, view: v}
+		sp.ents[s] = memEnt{live: true, Entity: e}
 	} else {
 		s = int32(len(sp.ents))
-		sp.ents = append(sp.ents, memEnt{live: true, view: v})
+		sp.ents = append(sp.ents, memEnt{live: true, Entity: e})
 	}
-	sp.entSlot[id] = s
+	sp.entSlot[e.ID] = s
+	sp.heads = sp.heads.Index(s, nil, e.Head)
 }
 
 // dropEntity forgets an entity; its slot is reused once free is merged
@@ -433,16 +468,26 @@ func (sp *memSpace) dropEntity(id uuid.UUID, freed *[]int32) {
 		return
 	}
 	delete(sp.entSlot, id)
+	sp.heads = sp.heads.Index(s, sp.ents[s].Head, nil)
 	sp.ents[s] = memEnt{}
 	*freed = append(*freed, s)
 }
 
-// putChunk stores a chunk's vector, if its entity is known; it reports
-// whether it did. The caller holds sp.mu and has removed the chunk's
-// earlier vector.
+// putChunk stores a chunk, if its entity is known: its text in the
+// keyword set, and its vector, if it has one, in its model's set. It
+// reports whether it stored a vector. The caller holds sp.mu and has
+// removed the chunk's earlier state.
 func (sp *memSpace) putChunk(c memChunkRow) bool {
 	slot, ok := sp.entSlot[c.entity]
-	if !ok || len(c.vec) == 0 {
+	if !ok {
+		return false
+	}
+	sp.nextRID++ // above every rid so far: the keyword set stays in order
+	rid := sp.nextRID
+	sp.kw.Add(kwindex.Doc{RID: rid, Chunk: c.id, Ent: slot, Content: c.content, TSV: c.tsv})
+	mc := memChunk{rid: rid}
+	defer func() { sp.chunks[c.id] = mc }()
+	if len(c.vec) == 0 || c.model == 0 {
 		return false
 	}
 	vs := sp.sets[c.model]
@@ -452,20 +497,20 @@ func (sp *memSpace) putChunk(c memChunkRow) bool {
 	} else if vs.Dims() != len(c.vec) {
 		return false // not the model's dimensions: PostgreSQL would not rank it either
 	}
-	sp.nextRID++
-	vs.Put(sp.nextRID, c.id, slot, c.vec)
-	sp.chunks[c.id] = memChunk{rid: sp.nextRID, model: c.model}
+	vs.Put(rid, c.id, slot, c.vec)
+	mc.model = c.model
 	return true
 }
 
-// dropChunk removes a chunk's vector. The caller holds sp.mu.
+// dropChunk removes a chunk. The caller holds sp.mu.
 func (sp *memSpace) dropChunk(id uuid.UUID) {
 	c, ok := sp.chunks[id]
 	if !ok {
 		return
 	}
 	delete(sp.chunks, id)
-	if vs := sp.sets[c.model]; vs != nil {
+	sp.kw.Remove(c.rid)
+	if vs := sp.sets[c.model]; c.model != 0 && vs != nil {
 		vs.Remove(c.rid)
 	}
 }
@@ -476,7 +521,7 @@ SELECT NULL, kind, entity_id, chunk_id FROM search_changes
 WHERE workspace_id = $1 AND (xid >= $2::text::xid8 OR xid = ANY($3::text[]::xid8[]))`
 
 // catchUp applies the changes the copy's snapshot did not see.
-func (m *memVectors) catchUp(ctx context.Context, sp *memSpace) error {
+func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 	ctx = withWS(ctx, sp.ws)
 	sp.mu.RLock()
 	if sp.state != memReady {
@@ -547,32 +592,20 @@ func (m *memVectors) catchUp(ctx context.Context, sp *memSpace) error {
 	// The rows now: an entity or chunk read after the snapshot is at
 	// least as new as the change that named it (a later change is read
 	// again at the next catch-up, and applying it twice is harmless).
-	type entRow struct {
-		id uuid.UUID
-		v  driver.FilterView
-	}
-	var entRows []entRow
+	var entRows []kwindex.Entity
 	var chunkRows []memChunkRow
-	batch := &pgx.Batch{}
-	batch.Queue("SELECT "+memEntityCols+" FROM entities WHERE workspace_id = $1 AND id = ANY($2)", sp.ws, mapKeys(ents))
-	if len(chunks) > 0 {
-		batch.Queue(`SELECT id, entity_id, model_id, embedding FROM chunks
-			WHERE workspace_id = $1 AND id = ANY($2) AND embedding IS NOT NULL AND model_id IS NOT NULL`, sp.ws, mapKeys(chunks))
-	}
-	br := m.s.pool.SendBatch(ctx, batch)
-	rs, err := br.Query()
+	// Two statements, not a batch: a batch cannot ask for binary results
+	// (pgx.QueryResultFormats), and the tsvectors come in binary.
+	rs, err := m.s.pool.Query(ctx, "SELECT "+memEntityCols+" FROM entities WHERE workspace_id = $1 AND id = ANY($2)", memBinary, sp.ws, mapKeys(ents))
 	if err == nil {
-		err = scanMemEntities(rs, func(id uuid.UUID, v driver.FilterView) {
-			entRows = append(entRows, entRow{id, v})
-		})
+		err = scanMemEntities(rs, func(e kwindex.Entity) { entRows = append(entRows, e) })
 	}
 	if err == nil && len(chunks) > 0 {
-		if rs, err = br.Query(); err == nil {
+		// In id order, as a load reads them.
+		rs, err = m.s.pool.Query(ctx, "SELECT "+memChunkCols+" FROM chunks WHERE workspace_id = $1 AND id = ANY($2) ORDER BY id", memBinary[:6], sp.ws, mapKeys(chunks))
+		if err == nil {
 			err = scanMemChunks(rs, func(c memChunkRow) { chunkRows = append(chunkRows, c) })
 		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("read changed rows: %w", mapErr(err))
@@ -589,9 +622,9 @@ func (m *memVectors) catchUp(ctx context.Context, sp *memSpace) error {
 		sp.dropChunk(id)
 	}
 	seen := make(map[uuid.UUID]bool, len(entRows))
-	for _, r := range entRows {
-		sp.putEntity(r.id, r.v)
-		seen[r.id] = true
+	for _, e := range entRows {
+		sp.putEntity(e)
+		seen[e.ID] = true
 	}
 	var freed []int32
 	for id := range ents {
@@ -604,6 +637,9 @@ func (m *memVectors) catchUp(ctx context.Context, sp *memSpace) error {
 	sp.free = append(sp.free, freed...)
 	for _, c := range chunkRows {
 		sp.putChunk(c)
+	}
+	if sp.kw.NeedsRebuild() {
+		sp.kw = sp.kw.Rebuilt() // the same rids, so sp.chunks stays valid
 	}
 	sp.snap, sp.caughtUp = snap, time.Now()
 	return nil
@@ -623,7 +659,7 @@ func (sp *memSpace) admitted(f *driver.EntityFilter) []bool {
 	match := f.Matcher()
 	mask := make([]bool, len(sp.ents))
 	for i := range sp.ents {
-		mask[i] = sp.ents[i].live && match.Admits(&sp.ents[i].view)
+		mask[i] = sp.ents[i].live && match.Admits(&sp.ents[i].FilterView)
 	}
 	return mask
 }
@@ -650,55 +686,23 @@ func (s *Store) memVectorSearch(ctx context.Context, ws string, q driver.VectorQ
 	if len(q.Also) > 0 {
 		res.Similarities = sp.similarities(q.ModelID, q.Vector, q.Also)
 	}
-	sp.mu.RUnlock()
-	if len(top) == 0 {
-		return res, true, nil
-	}
-	ids := make([]uuid.UUID, len(top))
-	for i, t := range top {
-		ids[i] = t.Chunk
-	}
-	// The hits' text and their entities' update times, from the primary
-	// (the copy follows the primary; a replica may lag it).
-	rows, err := s.pool.Query(withWS(ctx, ws), `SELECT c.id, c.entity_id, c.content, e.updated_at
-		FROM chunks c JOIN entities e ON e.workspace_id = c.workspace_id AND e.id = c.entity_id
-		WHERE c.workspace_id = $1 AND c.id = ANY($2)`, ws, ids)
-	if err != nil {
-		return res, true, fmt.Errorf("postgres: vector search: %w", mapErr(err))
-	}
-	type row struct {
-		entity  uuid.UUID
-		content string
-		updated time.Time
-	}
-	found := make(map[uuid.UUID]row, len(ids))
-	for rows.Next() {
-		var id uuid.UUID
-		var r row
-		if err := rows.Scan(&id, &r.entity, &r.content, &r.updated); err != nil {
-			rows.Close()
-			return res, true, fmt.Errorf("postgres: vector search: %w", err)
-		}
-		found[id] = r
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return res, true, fmt.Errorf("postgres: vector search: %w", mapErr(err))
-	}
 	type distHit struct {
 		dist float64
 		hit  driver.VectorHit
 	}
+	// The hits' text and entities, from the keyword set.
 	hits := make([]distHit, 0, len(top))
 	for _, t := range top {
-		r, ok := found[t.Chunk]
+		ent, content, ok := sp.kw.Lookup(sp.chunks[t.Chunk].rid)
 		if !ok {
-			continue // deleted since the copy was read
+			continue
 		}
+		e := &sp.ents[ent]
 		dist := 1 - t.Sim
-		hits = append(hits, distHit{dist, driver.VectorHit{ChunkID: t.Chunk, EntityID: r.entity, Content: r.content,
-			Similarity: 1 - dist, UpdatedAt: r.updated}})
+		hits = append(hits, distHit{dist, driver.VectorHit{ChunkID: t.Chunk, EntityID: e.ID, Content: content,
+			Similarity: 1 - dist, UpdatedAt: time.UnixMicro(e.UpdatedAt).UTC()}})
 	}
+	sp.mu.RUnlock()
 	// The exact query's ORDER BY distance, id (NaN distances last).
 	slices.SortStableFunc(hits, func(a, b distHit) int {
 		return vecscan.CompareDistance(a.dist, a.hit.ChunkID, b.dist, b.hit.ChunkID)
@@ -789,14 +793,14 @@ func (h *changeHorizons) add(now time.Time, xmin uint64) (uint64, bool) {
 	return below, true
 }
 
-// WarmMemoryVectors loads workspace ws's in-memory vectors
-// (Config.MemoryVectors) unless they are loaded, and waits for them: a
+// WarmMemoryIndex loads workspace ws's in-memory vectors
+// (Config.MemoryIndex) unless they are loaded, and waits for them: a
 // server can call it at start so that its first searches do not go to
 // PostgreSQL while the copy loads. It fails when the store keeps no copies
 // or the load fails.
-func (s *Store) WarmMemoryVectors(ctx context.Context, ws string) error {
+func (s *Store) WarmMemoryIndex(ctx context.Context, ws string) error {
 	if s.mem == nil {
-		return errors.New("postgres: warm in-memory vectors: Config.MemoryVectors is off")
+		return errors.New("postgres: warm in-memory vectors: Config.MemoryIndex is off")
 	}
 	s.mem.ready(ctx, ws)
 	s.mem.mu.Lock()
@@ -804,13 +808,16 @@ func (s *Store) WarmMemoryVectors(ctx context.Context, ws string) error {
 	s.mem.mu.Unlock()
 	for {
 		sp.mu.RLock()
-		state := sp.state
+		state, loadErr := sp.state, sp.loadErr
 		sp.mu.RUnlock()
 		switch state {
 		case memReady:
 			return nil
 		case memFailed:
-			return fmt.Errorf("postgres: warm in-memory vectors of workspace %q: the load failed (see the log)", ws)
+			if loadErr == nil {
+				loadErr = errors.New("a catch-up failed (see the log)")
+			}
+			return fmt.Errorf("postgres: warm the in-memory index of workspace %q: %w", ws, loadErr)
 		}
 		select {
 		case <-ctx.Done():

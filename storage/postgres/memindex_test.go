@@ -21,17 +21,17 @@ import (
 	"github.com/postgram-go/postgram/storage/storagetest"
 )
 
-// TestConformanceMemoryVectors runs the storage conformance suite on a
+// TestConformanceMemoryIndex runs the storage conformance suite on a
 // store that ranks vector searches on in-memory copies, the default
 // workspace's loaded (empty) before the suite writes, so that every search
 // of it ranks on the copy (a copy becoming ready between two reads would
 // change similarities in the ninth decimal: float64 against pgvector's
 // float32 arithmetic).
-func TestConformanceMemoryVectors(t *testing.T) {
+func TestConformanceMemoryIndex(t *testing.T) {
 	t.Parallel()
 	storagetest.Run(t, func(t *testing.T) driver.Storage {
-		st := openConfigured(t, postgres.Config{MemoryVectors: true})
-		if err := st.WarmMemoryVectors(t.Context(), postgram.DefaultWorkspace); err != nil {
+		st := openConfigured(t, postgres.Config{MemoryIndex: true})
+		if err := st.WarmMemoryIndex(t.Context(), postgram.DefaultWorkspace); err != nil {
 			t.Fatal(err)
 		}
 		return st
@@ -56,14 +56,14 @@ func memPair(t *testing.T) (mem, sql *postgres.Store) {
 		}
 		return st
 	}
-	return open(postgres.Config{MemoryVectors: true}), open(postgres.Config{})
+	return open(postgres.Config{MemoryIndex: true}), open(postgres.Config{})
 }
 
-// TestMemoryVectorsSearch: once loaded, the copy answers vector searches
+// TestMemoryIndexSearch: once loaded, the copy answers vector searches
 // with PostgreSQL's exact ranking (hits, order, text, update times, and
 // similarities to float32 rounding), with plan "memory"; the similarities
 // of Also and ChunkSimilarities come from it too.
-func TestMemoryVectorsSearch(t *testing.T) {
+func TestMemoryIndexSearch(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	mem, sql := memPair(t)
@@ -86,7 +86,7 @@ func TestMemoryVectorsSearch(t *testing.T) {
 	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := mem.WarmMemoryVectors(ctx, "default"); err != nil {
+	if err := mem.WarmMemoryIndex(ctx, "default"); err != nil {
 		t.Fatal(err)
 	}
 	id, _, ok, err := sql.ActiveModel(ctx)
@@ -141,12 +141,12 @@ func TestMemoryVectorsSearch(t *testing.T) {
 	}
 }
 
-// TestMemoryVectorsFollowWrites: every write committed before a search
+// TestMemoryIndexFollowWrites: every write committed before a search
 // began — by another store on the same database, through the library or
 // raw SQL — is in the copy that search ranks on, with no wait: new
 // vectors, changed vectors, filter attributes, archived and deleted
 // entities, and transactions that commit out of the order they began in.
-func TestMemoryVectorsFollowWrites(t *testing.T) {
+func TestMemoryIndexFollowWrites(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	mem, sql := memPair(t)
@@ -167,7 +167,7 @@ func TestMemoryVectorsFollowWrites(t *testing.T) {
 	if _, err := admin.EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := mem.WarmMemoryVectors(ctx, "default"); err != nil {
+	if err := mem.WarmMemoryIndex(ctx, "default"); err != nil {
 		t.Fatal(err)
 	}
 	model, _, _, err := sql.ActiveModel(ctx)
@@ -273,10 +273,10 @@ func TestMemoryVectorsFollowWrites(t *testing.T) {
 	}
 }
 
-// TestMemoryVectorsWorkspaceReset: deleting a workspace tells the copies
+// TestMemoryIndexWorkspaceReset: deleting a workspace tells the copies
 // to load it again, so a workspace re-created under the same name holds
 // none of the old vectors.
-func TestMemoryVectorsWorkspaceReset(t *testing.T) {
+func TestMemoryIndexWorkspaceReset(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	mem, sql := memPair(t)
@@ -294,7 +294,7 @@ func TestMemoryVectorsWorkspaceReset(t *testing.T) {
 	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := mem.WarmMemoryVectors(ctx, "team"); err != nil {
+	if err := mem.WarmMemoryIndex(ctx, "team"); err != nil {
 		t.Fatal(err)
 	}
 	model, _, _, err := sql.ActiveModel(ctx)
@@ -322,7 +322,7 @@ func TestMemoryVectorsWorkspaceReset(t *testing.T) {
 	if err != nil || len(res.Hits) != 0 {
 		t.Fatalf("after the reset: %+v %v", res, err)
 	}
-	if err := mem.WarmMemoryVectors(ctx, "team"); err != nil {
+	if err := mem.WarmMemoryIndex(ctx, "team"); err != nil {
 		t.Fatal(err)
 	}
 	res, err = mem.VectorSearch(ctx, "team", q)
