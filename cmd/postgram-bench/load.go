@@ -108,7 +108,7 @@ type loadOptions struct {
 	cpuProfile  string
 	memProfile  string
 	ranking     string
-	memIndex  bool
+	memIndex    bool
 }
 
 func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, int) {

@@ -64,7 +64,7 @@ type searchOptions struct {
 	recallEf       []int // --recall-ef: ef_search values the recall is measured at (float HNSW)
 	recallRerank   []int // --recall-rerank: rerank candidate counts the recall is measured at (binary index)
 	vectorIndex    string
-	memIndex     bool
+	memIndex       bool
 	targets        bool
 	targetMS       float64
 	assert         bool

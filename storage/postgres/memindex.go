@@ -83,7 +83,7 @@ type memSpace struct {
 	mu       sync.RWMutex // guards everything below
 	state    memState
 	failedAt time.Time
-	loadErr  error // why the last load failed
+	loadErr  error      // why the last load failed
 	snap     pgSnapshot // what the copy reflects
 	caughtUp time.Time  // when snap was taken
 	ents     []memEnt   // by slot
