@@ -826,3 +826,42 @@ func (s *Store) WarmMemoryIndex(ctx context.Context, ws string) error {
 		}
 	}
 }
+
+// MemoryIndexStatus describes a workspace's in-process copy
+// (Config.MemoryIndex).
+type MemoryIndexStatus struct {
+	State    string    // "loading", "ready" or "failed"
+	Entities int       // entities held
+	Chunks   int       // chunks held for keywords
+	Vectors  int       // chunk vectors held, every model's
+	CaughtUp time.Time // when the copy last reflected every commit
+	Err      error     // why the last load failed, when State is "failed"
+}
+
+// MemoryIndexStatus returns workspace ws's copy's status, or false when the
+// store keeps no copies or ws has none (no search of it yet).
+func (s *Store) MemoryIndexStatus(ws string) (MemoryIndexStatus, bool) {
+	if s.mem == nil {
+		return MemoryIndexStatus{}, false
+	}
+	s.mem.mu.Lock()
+	sp := s.mem.spaces[ws]
+	s.mem.mu.Unlock()
+	if sp == nil {
+		return MemoryIndexStatus{}, false
+	}
+	sp.mu.RLock()
+	defer sp.mu.RUnlock()
+	st := MemoryIndexStatus{State: [...]string{"loading", "ready", "failed"}[sp.state], Entities: len(sp.entSlot),
+		CaughtUp: sp.caughtUp}
+	if sp.state == memFailed {
+		st.Err = sp.loadErr
+	}
+	if sp.kw != nil {
+		st.Chunks = sp.kw.Live()
+	}
+	for _, vs := range sp.sets {
+		st.Vectors += vs.Len()
+	}
+	return st, true
+}
