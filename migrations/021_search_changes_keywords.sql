@@ -26,3 +26,10 @@ CREATE TRIGGER postgram_entities_search_update AFTER UPDATE ON entities
         OR OLD.client_id IS DISTINCT FROM NEW.client_id OR OLD.updated_at IS DISTINCT FROM NEW.updated_at
         OR OLD.head IS DISTINCT FROM NEW.head)
     EXECUTE FUNCTION postgram_entities_search_change();
+
+-- A catch-up reads one workspace's rows of transactions at or above its
+-- last snapshot's xmax, or among its in-progress ones: a range and a few
+-- points on (workspace_id, xid). With the xid index alone the planner
+-- scanned every row of the workspace (2.4 ms at 6,000 rows, on every
+-- search).
+CREATE INDEX search_changes_ws_xid ON search_changes (workspace_id, xid);

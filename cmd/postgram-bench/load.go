@@ -142,7 +142,7 @@ dropped and recreated on every run.`, stderr)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured run (server and clients, one process) to FILE")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write an allocation profile after the measured run to FILE")
 	fs.StringVar(&o.ranking, "ranking", "", "ranking the searches ask for (v2, seed); default: the server's")
-	fs.BoolVar(&o.memIndex, "memory-index", false, "with --store postgres: rank vector searches on the store's in-process copy (postgres.Config.MemoryIndex), loaded after seeding")
+	fs.BoolVar(&o.memIndex, "memory-index", false, "with --store postgres: answer searches from the store's in-process index of vectors and keywords (postgres.Config.MemoryIndex), loaded after seeding")
 	code := parseFlags(fs, args, func() error {
 		switch {
 		case o.duration <= 0 || o.duration > time.Hour:

@@ -515,10 +515,16 @@ func (sp *memSpace) dropChunk(id uuid.UUID) {
 	}
 }
 
+// pollSearchChangesSQL reads the snapshot and, in it, the changes of the
+// transactions the previous snapshot had not seen end: two index ranges on
+// (workspace_id, xid) (an OR of the two conditions scanned every row of
+// the workspace). The branches are disjoint: in-progress xids are below
+// xmax.
 const pollSearchChangesSQL = `SELECT pg_current_snapshot()::text, NULL::smallint, NULL::uuid, NULL::uuid
 UNION ALL
-SELECT NULL, kind, entity_id, chunk_id FROM search_changes
-WHERE workspace_id = $1 AND (xid >= $2::text::xid8 OR xid = ANY($3::text[]::xid8[]))`
+SELECT NULL, kind, entity_id, chunk_id FROM search_changes WHERE workspace_id = $1 AND xid >= $2::text::xid8
+UNION ALL
+SELECT NULL, kind, entity_id, chunk_id FROM search_changes WHERE workspace_id = $1 AND xid = ANY($3::text[]::xid8[])`
 
 // catchUp applies the changes the copy's snapshot did not see.
 func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
