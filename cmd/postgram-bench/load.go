@@ -78,7 +78,8 @@ func openLoadStore(ctx context.Context, o loadOptions) (driver.Storage, string, 
 	if err != nil {
 		return nil, "", nil, err
 	}
-	st, err := openStoreWith(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), MemoryIndex: o.memIndex})
+	st, err := openStoreWith(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), MemoryIndex: o.memIndex,
+		VectorIndex: postgres.VectorIndexKind(o.vectorIndex)})
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -88,8 +89,9 @@ func openLoadStore(ctx context.Context, o loadOptions) (driver.Storage, string, 
 	}
 	info := "postgres " + serverInfo(ctx, st)
 	if o.memIndex {
-		info += ", in-memory vectors"
+		info += ", in-memory index"
 	}
+	info += ", vector index " + o.vectorIndex
 	return st, info, func() { st.Close() }, nil
 }
 
@@ -109,6 +111,7 @@ type loadOptions struct {
 	memProfile  string
 	ranking     string
 	memIndex    bool
+	vectorIndex string
 }
 
 func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, int) {
@@ -143,8 +146,13 @@ dropped and recreated on every run.`, stderr)
 	fs.StringVar(&o.memProfile, "memprofile", "", "write an allocation profile after the measured run to FILE")
 	fs.StringVar(&o.ranking, "ranking", "", "ranking the searches ask for (v2, seed); default: the server's")
 	fs.BoolVar(&o.memIndex, "memory-index", false, "with --store postgres: answer searches from the store's in-process index of vectors and keywords (postgres.Config.MemoryIndex), loaded after seeding")
+	fs.StringVar(&o.vectorIndex, "vector-index", "hnsw", "with --store postgres: each model's vector index (hnsw, binary, none: postgres.Config.VectorIndex); none suits --memory-index")
 	code := parseFlags(fs, args, func() error {
 		switch {
+		case !postgres.VectorIndexKind(o.vectorIndex).Valid():
+			return fmt.Errorf("--vector-index must be hnsw, binary or none, not %q", o.vectorIndex)
+		case o.vectorIndex != "hnsw" && o.store != "postgres":
+			return errors.New("--vector-index is a PostgreSQL setting")
 		case o.duration <= 0 || o.duration > time.Hour:
 			return errors.New("--duration must be between 0 and 1h")
 		case o.concurrency < 1 || o.concurrency > 1024:

@@ -104,7 +104,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.IntVar(&o.recall, "recall", 0, "also measure the vector branch's recall@10 against exact ranking over this many unique queries (each exact ranking scans every vector)")
 	recallEf := fs.String("recall-ef", "", "with --recall: measure recall with the float HNSW index at each of these hnsw.ef_search values, e.g. 40,100,200,400 (one exact ranking per query serves every setting)")
 	recallRerank := fs.String("recall-rerank", "", "with --recall: measure recall with the binary index at each of these rerank candidate counts, e.g. 100,200,400,1000")
-	fs.StringVar(&o.vectorIndex, "vector-index", "hnsw", "vector index the searches use (hnsw, binary: postgres.Config.VectorIndex); the fixture gets it if missing")
+	fs.StringVar(&o.vectorIndex, "vector-index", "hnsw", "vector index the searches use (hnsw, binary, none: postgres.Config.VectorIndex); the fixture gets it if missing (none drops it)")
 	fs.BoolVar(&o.memIndex, "memory-index", false, "rank vector searches on the store's in-process copy (postgres.Config.MemoryIndex), loaded before the profiles run")
 	fs.BoolVar(&o.assert, "assert", false, "with --targets (implied): exit with status 3 when a profile misses the target")
 	code := parseFlags(fs, args, func() error {
@@ -160,7 +160,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 			}
 		}
 		if !postgres.VectorIndexKind(o.vectorIndex).Valid() {
-			return fmt.Errorf("--vector-index must be hnsw or binary, not %q", o.vectorIndex)
+			return fmt.Errorf("--vector-index must be hnsw, binary or none, not %q", o.vectorIndex)
 		}
 		if *weights != "" {
 			w, err := parseWeights(*weights)

@@ -138,3 +138,80 @@ func TestVectorIndexConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorIndexNone: a store configured with VectorIndexNone drops the
+// vector index another store built for the model when it meets the model,
+// and its searches asked for an ANN plan rank exactly, with the same hits
+// as exact ranking.
+func TestVectorIndexNone(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	hnsw := openStore(t)
+	c, err := postgram.New(ctx, postgram.Config{Store: hnsw, Embedder: postgramtest.NewEmbedder(storagetest.Dims)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		text := fmt.Sprintf("note %d about %s", i, []string{"granite", "harbor", "lantern", "meadow"}[i%4])
+		if _, err := c.Store(ctx, postgram.StoreInput{Type: postgram.TypeMemory, Content: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id, _, ok, err := hnsw.ActiveModel(ctx)
+	if err != nil || !ok {
+		t.Fatalf("active model: %v %v", ok, err)
+	}
+	indexed := func() bool {
+		t.Helper()
+		var exists bool
+		if err := hnsw.Pool().QueryRow(ctx, `SELECT to_regclass(current_schema() || '.chunks_embedding_hnsw_m' || $1::bigint) IS NOT NULL`,
+			id).Scan(&exists); err != nil {
+			t.Fatal(err)
+		}
+		return exists
+	}
+	if !indexed() {
+		t.Fatal("the default store built no HNSW index")
+	}
+
+	none, err := postgres.Open(ctx, postgres.Config{URL: hnsw.Pool().Config().ConnString(), VectorIndex: postgres.VectorIndexNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer none.Close()
+	if _, err := postgram.New(ctx, postgram.Config{Store: none, Embedder: postgramtest.NewEmbedder(storagetest.Dims)}); err != nil {
+		t.Fatal(err)
+	}
+	if indexed() {
+		t.Fatal("a store with vector_index none left the HNSW index in place")
+	}
+
+	vecs, err := postgramtest.NewEmbedder(storagetest.Dims).EmbedBatch(ctx, []string{"harbor lantern"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := driver.VectorQuery{ModelID: id, Vector: vecs[0], Limit: 10, Strategy: driver.StrategyExact}
+	exact, err := none.VectorSearch(ctx, "default", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exact.Hits) != 10 {
+		t.Fatalf("exact ranking gave %d hits", len(exact.Hits))
+	}
+	for _, strategy := range []driver.Strategy{driver.StrategyHNSW, driver.StrategyAuto} {
+		q.Strategy = strategy
+		got, err := none.VectorSearch(ctx, "default", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Plan != "exact" {
+			t.Errorf("strategy %q: plan %q, want exact (no index)", strategy, got.Plan)
+		}
+		if diff := cmp.Diff(exact.Hits, got.Hits); diff != "" {
+			t.Errorf("strategy %q: hits differ from exact ranking (-exact +got):\n%s", strategy, diff)
+		}
+	}
+}

@@ -51,8 +51,8 @@ type Env struct {
 	// replicas of DATABASE_URL's database that serve searches and lists
 	// once they have replayed the server's writes (postgres.Config.ReadURLs).
 	DatabaseReadURLs []string
-	// DatabaseVectorIndex (DATABASE_VECTOR_INDEX: hnsw, the default, or
-	// binary) is each embedding model's vector index on PostgreSQL
+	// DatabaseVectorIndex (DATABASE_VECTOR_INDEX: hnsw, the default,
+	// binary, or none with DATABASE_MEMORY_INDEX) is each embedding model's vector index on PostgreSQL
 	// (postgres.Config.VectorIndex); DatabaseRerankCandidates
 	// (DATABASE_RERANK_CANDIDATES, default 400) how many chunks a binary
 	// index hands to exact ranking, DatabaseEfSearch (DATABASE_EF_SEARCH,
@@ -257,7 +257,8 @@ func Parse(get Getenv) (*Env, error) {
 		return nil, fmt.Errorf("POSTGRAM_BIND: %q is not an IP address", e.Bind)
 	}
 	if !postgres.VectorIndexKind(e.DatabaseVectorIndex).Valid() {
-		return nil, fmt.Errorf("DATABASE_VECTOR_INDEX: %q is not one of %s, %s", e.DatabaseVectorIndex, postgres.VectorIndexHNSW, postgres.VectorIndexBinary)
+		return nil, fmt.Errorf("DATABASE_VECTOR_INDEX: %q is not one of %s, %s, %s", e.DatabaseVectorIndex,
+			postgres.VectorIndexHNSW, postgres.VectorIndexBinary, postgres.VectorIndexNone)
 	}
 	if len(e.DatabaseReadURLs) > 0 && e.DatabaseURL == "" {
 		return nil, errors.New("DATABASE_READ_URLS: read replicas need DATABASE_URL (PostgreSQL) for the primary")

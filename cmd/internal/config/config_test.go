@@ -305,6 +305,9 @@ func TestDatabaseVectorIndex(t *testing.T) {
 	if e.DatabaseVectorIndex != "binary" || e.DatabaseRerankCandidates != 800 || !e.DatabaseMemoryIndex {
 		t.Errorf("set: %q %d %v", e.DatabaseVectorIndex, e.DatabaseRerankCandidates, e.DatabaseMemoryIndex)
 	}
+	if e, err = Parse(env(map[string]string{"DATABASE_VECTOR_INDEX": "none"})); err != nil || e.DatabaseVectorIndex != "none" {
+		t.Errorf("DATABASE_VECTOR_INDEX=none: %v", err)
+	}
 	for name, v := range map[string]string{"DATABASE_VECTOR_INDEX": "ivfflat", "DATABASE_RERANK_CANDIDATES": "5000", "DATABASE_EF_SEARCH": "0",
 		"DATABASE_MEMORY_INDEX": "sometimes"} {
 		if _, err := Parse(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
