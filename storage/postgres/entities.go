@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/entcache"
 	"github.com/postgram-go/postgram/internal/rank"
 )
 
@@ -146,18 +147,32 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, "SELECT "+entityCols+" FROM entities e WHERE e.workspace_id = $1 AND e.id = ANY($2)", ws, uuidArray(ids))
+	// A search's reads (under Refresh) find the entities it returned
+	// before in the in-memory index's cache, as fresh as the index.
+	cache := s.mem.entityCache(ctx, ws)
+	out, missing, gen := make([]*driver.Entity, 0, len(ids)), ids, uint64(0)
+	if cache != nil {
+		out, missing, gen = cache.Lookup(ws, ids)
+		if len(missing) == 0 {
+			return out, nil
+		}
+	}
+	rows, err := s.pool.Query(ctx, "SELECT "+entityCols+", coalesce(pg_column_size(e.metadata), 0) FROM entities e WHERE e.workspace_id = $1 AND e.id = ANY($2)",
+		ws, uuidArray(missing))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: get entities: %w", mapErr(err))
 	}
 	defer rows.Close()
-	out := make([]*driver.Entity, 0, len(ids))
 	for rows.Next() {
-		e, err := scanEntity(rows)
+		var metaLen int
+		e, err := scanEntity(rows, &metaLen)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: get entities: %w", err)
 		}
 		out = append(out, e)
+		if cache != nil {
+			cache.Put(gen, ws, 0, entcache.Clone(e), metaLen)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: get entities: %w", mapErr(err))

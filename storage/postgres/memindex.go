@@ -16,18 +16,23 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/entcache"
 	"github.com/postgram-go/postgram/internal/kwindex"
 	"github.com/postgram-go/postgram/internal/vecscan"
 )
 
 // With Config.MemoryIndex the store keeps, per workspace it searches, an
-// in-process copy of the workspace's chunk vectors and of the attributes
-// its entities are filtered on, and ranks vector searches on it exactly
-// (internal/vecscan, the SQLite store's scan) instead of asking
-// PostgreSQL: the HNSW walk was a third of PostgreSQL's CPU per search, and
-// its recall falls on large, crowded sets.
+// in-process copy of the workspace's search data: every chunk's vector,
+// text and tsvector, every entity's filter attributes and head. It ranks
+// vector searches on it exactly (internal/vecscan, the SQLite store's scan)
+// and answers the keyword probe, fill and lexeme statistics from the SQLite
+// store's keyword index (internal/kwindex) instead of asking PostgreSQL: the
+// HNSW walk and the keyword fill were most of PostgreSQL's CPU per search,
+// and HNSW recall falls on large, crowded sets. The entities searches
+// return are cached too (entcache, read in GetEntities), dropped as
+// search_changes names them.
 //
-// The copy follows search_changes (migration 020), which triggers fill in
+// The copy follows search_changes (migrations 020 to 022), which triggers fill in
 // the writing transactions. A search first reads the rows written since the
 // copy's snapshot (one statement; concurrent searches share one read that
 // started after they arrived), so every commit that finished before a
@@ -67,12 +72,15 @@ type memIndex struct {
 	s       *Store
 	workers int
 
+	ents *entcache.Cache // the entities searches returned (GetEntities)
+
 	mu     sync.Mutex
 	spaces map[string]*memSpace
 }
 
-func newMemVectors(s *Store) *memIndex {
-	return &memIndex{s: s, workers: runtime.GOMAXPROCS(0), spaces: map[string]*memSpace{}}
+func newMemIndex(s *Store) *memIndex {
+	return &memIndex{s: s, workers: runtime.GOMAXPROCS(0), spaces: map[string]*memSpace{},
+		ents: entcache.New(s.cfg.EntityCacheBytes)}
 }
 
 // memSpace is one workspace's copy.
@@ -272,7 +280,7 @@ func (m *memIndex) ready(ctx context.Context, ws string) *memSpace {
 	}
 	if err := sp.gate.await(func() error { return m.catchUp(ctx, sp) }); err != nil {
 		if ctx.Err() == nil {
-			m.s.log.Warn("postgres: in-memory vectors could not catch up; searching in PostgreSQL", "workspace", ws, "error", err)
+			m.s.log.Warn("postgres: in-memory index could not catch up; searching in PostgreSQL", "workspace", ws, "error", err)
 			sp.mu.Lock()
 			if sp.state == memReady {
 				sp.state, sp.failedAt = memFailed, time.Now()
@@ -293,6 +301,20 @@ func (m *memIndex) ready(ctx context.Context, ws string) *memSpace {
 		mark.mu.Unlock()
 	}
 	return sp
+}
+
+// entityCache returns the entity cache for a read of workspace ws under a
+// search's context (Refresh) once ws's index is ready and caught up under
+// it, or nil: then the caller reads PostgreSQL (other reads gain nothing
+// from a catch-up that costs a statement too).
+func (m *memIndex) entityCache(ctx context.Context, ws string) *entcache.Cache {
+	if m == nil || !m.ents.Enabled() {
+		return nil
+	}
+	if mark, _ := ctx.Value(memMarkKey{}).(*memMark); mark == nil || m.ready(ctx, ws) == nil {
+		return nil
+	}
+	return m.ents
 }
 
 // reload marks sp loading and starts a load, unless one is running.
@@ -322,11 +344,11 @@ func (m *memIndex) startLoad(sp *memSpace) {
 			sp.state, sp.failedAt, sp.loadErr = memFailed, time.Now(), err
 			sp.mu.Unlock()
 			if m.s.bgCtx.Err() == nil {
-				m.s.log.Warn("postgres: loading in-memory vectors failed; searching in PostgreSQL", "workspace", sp.ws, "error", err)
+				m.s.log.Warn("postgres: loading the in-memory index failed; searching in PostgreSQL", "workspace", sp.ws, "error", err)
 			}
 			return
 		}
-		m.s.log.Info("postgres: in-memory vectors loaded", "workspace", sp.ws, "chunks", n, "took", time.Since(start).Round(time.Millisecond))
+		m.s.log.Info("postgres: in-memory index loaded", "workspace", sp.ws, "chunks", n, "took", time.Since(start).Round(time.Millisecond))
 	}()
 }
 
@@ -380,6 +402,7 @@ func (m *memIndex) load(ctx context.Context, sp *memSpace) (int, error) {
 		return 0, fmt.Errorf("postgres: load the in-memory index: %w", err)
 	}
 	sp.mu.Lock()
+	m.ents.ClearWorkspace(sp.ws) // changes while it was not ready were not followed
 	sp.ents, sp.entSlot, sp.free, sp.sets, sp.chunks, sp.nextRID = next.ents, next.entSlot, next.free, next.sets, next.chunks, next.nextRID
 	sp.kw, sp.heads = next.kw, next.heads
 	sp.snap, sp.caughtUp, sp.state = snap, start, memReady
@@ -543,6 +566,7 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 	}
 	var snapText *string
 	ents := map[uuid.UUID]bool{}
+	rowsChanged := map[uuid.UUID]bool{} // kind 3: only the entity cache follows
 	chunks := map[uuid.UUID]bool{}
 	reset := false
 	n := 0
@@ -564,6 +588,8 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 			reset = true
 		case *kind == 1 && ent != nil:
 			ents[*ent] = true
+		case *kind == 3 && ent != nil:
+			rowsChanged[*ent] = true
 		case *kind == 2 && chunk != nil:
 			chunks[*chunk] = true
 			if ent != nil {
@@ -583,13 +609,16 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 		return fmt.Errorf("read search changes: %w", err)
 	}
 	if reset || n > memReloadBacklog {
-		m.s.log.Info("postgres: in-memory vectors far behind; loading them again", "workspace", sp.ws, "changes", n, "reset", reset)
+		m.s.log.Info("postgres: in-memory index far behind; loading it again", "workspace", sp.ws, "changes", n, "reset", reset)
 		m.reload(sp)
 		return nil
 	}
-	if n == 0 {
+	if len(ents) == 0 && len(chunks) == 0 {
 		sp.mu.Lock()
 		if sp.state == memReady && sp.snap.same(prev) {
+			// Before the new snapshot: a read that finds the index
+			// fresh must not find these entities' old rows.
+			m.ents.Invalidate(sp.ws, rowsChanged)
 			sp.snap, sp.caughtUp = snap, time.Now()
 		}
 		sp.mu.Unlock()
@@ -622,6 +651,8 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 	if sp.state != memReady || !sp.snap.same(prev) {
 		return nil // a load overtook this catch-up; it is at least as new
 	}
+	m.ents.Invalidate(sp.ws, ents)
+	m.ents.Invalidate(sp.ws, rowsChanged)
 	// Chunks first out, then entities, then chunks in: a deleted entity's
 	// slot is reused only after its chunks left.
 	for id := range chunks {
@@ -799,14 +830,14 @@ func (h *changeHorizons) add(now time.Time, xmin uint64) (uint64, bool) {
 	return below, true
 }
 
-// WarmMemoryIndex loads workspace ws's in-memory vectors
-// (Config.MemoryIndex) unless they are loaded, and waits for them: a
+// WarmMemoryIndex loads workspace ws's in-memory index
+// (Config.MemoryIndex) unless it is loaded, and waits for it: a
 // server can call it at start so that its first searches do not go to
 // PostgreSQL while the copy loads. It fails when the store keeps no copies
 // or the load fails.
 func (s *Store) WarmMemoryIndex(ctx context.Context, ws string) error {
 	if s.mem == nil {
-		return errors.New("postgres: warm in-memory vectors: Config.MemoryIndex is off")
+		return errors.New("postgres: warm the in-memory index: Config.MemoryIndex is off")
 	}
 	s.mem.ready(ctx, ws)
 	s.mem.mu.Lock()

@@ -78,18 +78,28 @@ type Config struct {
 	// recall@10 against exact ranking was 0.465 at 400 and 0.575 at 1000,
 	// against 0.325 for the float index at ef_search 40 (README).
 	RerankCandidates int
-	// MemoryIndex (DATABASE_MEMORY_INDEX) keeps, for each workspace
-	// the store searches, an in-process copy of its chunk vectors and of
-	// its entities' filter attributes, loaded in the background on the
-	// first search and kept current through the search_changes log that
-	// triggers fill (memvec.go). Vector searches then rank exactly in this
-	// process (every chunk, no recall loss) and PostgreSQL only returns
-	// the hits' text; until a copy is ready, searches go to PostgreSQL.
-	// Memory: about dims × 5.5 bytes per chunk (8.3 KB at 1,536
-	// dimensions: float32 vectors and two quantised codes). Needs one
-	// PostgreSQL database (not Citus: the log is read by transaction id).
-	// Default off.
+	// MemoryIndex (DATABASE_MEMORY_INDEX) keeps, for each workspace the
+	// store searches, an in-process index of it (memindex.go): every
+	// chunk's vector, text and tsvector, every entity's filter attributes
+	// and head, and the entities searches return (EntityCacheBytes). It
+	// loads in the background on the first search and is kept current
+	// through the search_changes log that triggers fill, caught up before
+	// each search, so a write is findable at once in every process. Vector
+	// searches then rank exactly in this process (every chunk, no recall
+	// loss), the keyword probe, fill and lexeme statistics run on the
+	// SQLite store's in-memory keyword index (internal/kwindex), and
+	// repeated results are not read again; until an index is ready,
+	// searches go to PostgreSQL. Memory: about dims × 5.5 bytes per chunk
+	// for its vector (8.3 KB at 1,536 dimensions: float32 and two quantised
+	// codes) plus its text and tsvector. Pair it with VectorIndexNone when
+	// every server of the database has it. Needs one PostgreSQL database
+	// (not Citus: the log is read by transaction id). Default off.
 	MemoryIndex bool
+	// EntityCacheBytes bounds, with MemoryIndex, the entities kept in
+	// memory for the searches that return them again, kept current with
+	// the index through search_changes (an entity row's change in any
+	// column a read returns drops it). Default 64 MiB; negative disables it.
+	EntityCacheBytes int64
 	// ReadURLs (DATABASE_READ_URLS) are streaming replicas of URL's
 	// database that serve searches and entity reads once they have
 	// replayed the writes this process made in the read's workspace (the
@@ -106,6 +116,9 @@ func (c *Config) defaults() {
 	}
 	if c.EfSearch <= 0 {
 		c.EfSearch = 40
+	}
+	if c.EntityCacheBytes == 0 {
+		c.EntityCacheBytes = 64 << 20
 	}
 	if c.MaxScanTuples <= 0 {
 		c.MaxScanTuples = 2000
@@ -421,7 +434,7 @@ func newStore(pool *pgxpool.Pool, cfg Config, setup ...func(*Store)) *Store {
 		f(s)
 	}
 	if cfg.MemoryIndex {
-		s.mem = newMemVectors(s)
+		s.mem = newMemIndex(s)
 	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	s.numbering.wake = make(chan struct{}, 1)

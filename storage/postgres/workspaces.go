@@ -109,7 +109,7 @@ func (s *Store) DeleteWorkspace(ctx context.Context, ws string) (driver.Workspac
 		// (Config.MemoryIndex) to load the workspace again: empty, or
 		// as a workspace of the same name holds it by then.
 		if _, err := tx.Exec(ctx, "INSERT INTO search_changes (workspace_id, kind) VALUES ($1, 0)", ws); err != nil {
-			return fmt.Errorf("note the reset for in-memory vectors: %w", err)
+			return fmt.Errorf("note the reset for in-memory indexes: %w", err)
 		}
 		_, err := tx.Exec(ctx, "SELECT set_config('postgram.audit_prune', 'off', true)")
 		return err

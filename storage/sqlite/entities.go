@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/entcache"
 	"github.com/postgram-go/postgram/internal/kwindex"
 	"github.com/postgram-go/postgram/internal/rank"
 )
@@ -177,10 +178,10 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	// The cache is as fresh as the index (see entCache); without the
+	// The cache is as fresh as the index (see internal/entcache); without the
 	// index (a store not migrated yet), or disabled, it is not used.
 	cache := s.ents
-	if !s.idx.isLoaded() || cache.max == 0 {
+	if !s.idx.isLoaded() || !cache.Enabled() {
 		cache = nil
 	} else if err := s.idx.ensureFresh(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: get entities: %w", err)
@@ -189,20 +190,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 	missing := ids
 	var gen uint64
 	if cache != nil {
-		gen = cache.generation()
-		missing = nil
-		seen := make(map[uuid.UUID]bool, len(ids))
-		for _, id := range ids {
-			if seen[id] {
-				continue // answered once, as the query does
-			}
-			seen[id] = true
-			if e := cache.get(ws, id); e != nil {
-				out = append(out, e)
-			} else {
-				missing = append(missing, id)
-			}
-		}
+		out, missing, gen = cache.Lookup(ws, ids)
 		if len(missing) == 0 {
 			return out, nil
 		}
@@ -222,7 +210,7 @@ func (s *Store) GetEntities(ctx context.Context, ws string, ids []uuid.UUID) ([]
 		}
 		out = append(out, e)
 		if cache != nil {
-			cache.put(gen, ws, rid, cloneEntity(e), metaLen)
+			cache.Put(gen, ws, rid, entcache.Clone(e), metaLen)
 		}
 	}
 	if err := rows.Err(); err != nil {

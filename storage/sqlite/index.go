@@ -479,7 +479,7 @@ func (ix *index) catchUp(ctx context.Context) error {
 	}
 	// Before the index applies them: a read that finds the index fresh
 	// must not find these entities' old rows in the cache.
-	ix.s.ents.invalidate(ents, cached)
+	ix.s.ents.InvalidateRIDs(ents, cached)
 
 	type entRow struct {
 		ws string

@@ -182,7 +182,7 @@ func (ix *index) load(ctx context.Context) error {
 	ix.s.log.Debug("vector index loaded", "entities", len(nx.entLoc), "vectors", len(nx.chunkLoc), "connections", len(txs),
 		"entities_took", entsTook.String(), "took", time.Since(start).String())
 	ix.mu.Lock()
-	ix.s.ents.clear() // changes since the cache was filled may never be applied
+	ix.s.ents.Clear() // changes since the cache was filled may never be applied
 	ix.spaces, ix.entLoc, ix.chunkLoc = nx.spaces, nx.entLoc, nx.chunkLoc
 	ix.applied = applied
 	ix.loaded = true

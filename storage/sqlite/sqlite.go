@@ -102,6 +102,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/postgram-go/postgram/driver"
+	"github.com/postgram-go/postgram/internal/entcache"
 	"github.com/postgram-go/postgram/internal/writestate"
 )
 
@@ -187,9 +188,9 @@ type Store struct {
 	watch *sql.DB // one connection that polls PRAGMA data_version
 
 	idx    *index
-	ents   *entCache // entities read recently (GetEntities)
-	stmts  stmtCache // prepared statements of the read pool
-	wstmts stmtCache // prepared statements of the write transactions (one connection)
+	ents   *entcache.Cache // entities read recently (GetEntities)
+	stmts  stmtCache       // prepared statements of the read pool
+	wstmts stmtCache       // prepared statements of the write transactions (one connection)
 
 	writes atomic.Int64 // write transactions, to pace change_log pruning
 	closed atomic.Bool
@@ -249,7 +250,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.idx = newIndex(s)
-	s.ents = newEntCache(cfg.EntityCacheBytes)
+	s.ents = entcache.New(cfg.EntityCacheBytes)
 	ver, err := s.checkSchema(ctx, s.r)
 	if err != nil {
 		s.closePools()
