@@ -147,4 +147,3 @@ func TestMemoryIndexEntityCache(t *testing.T) {
 		t.Fatalf("after purge: %d entities", len(got))
 	}
 }
-
