@@ -43,6 +43,7 @@ type qualityOptions struct {
 	store       string
 	databaseURL string
 	existing    bool
+	memIndex    bool
 	keyField    string
 	rankings    []string
 	split       string
@@ -64,6 +65,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&o.labels, "labels", "", "label file (JSONL); default: the committed development set")
 	fs.StringVar(&o.store, "store", "sqlite", "backend to seed: sqlite or postgres")
 	fs.StringVar(&o.databaseURL, "database-url", defaultDatabaseURL(), "PostgreSQL for --store postgres")
+	fs.BoolVar(&o.memIndex, "memory-index", false, "with --store postgres: search on the store's in-process index (postgres.Config.MemoryIndex), loaded after seeding")
 	fs.BoolVar(&o.existing, "existing", false, "run against the configured store (as postgram-server opens it) without seeding")
 	fs.StringVar(&o.keyField, "key-field", "bench_key", "metadata field holding an entity's label key")
 	rankings := fs.String("ranking", "default", "comma-separated rankings to compare: default (the library's), seed, v2")
@@ -98,6 +100,9 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		case "sqlite", "postgres":
 		default:
 			return fmt.Errorf("--store %q: want sqlite or postgres", o.store)
+		}
+		if o.memIndex && (o.store != "postgres" || o.existing) {
+			return fmt.Errorf("--memory-index needs --store postgres and a seeded store")
 		}
 		switch o.split {
 		case quality.SplitDev, quality.SplitHeldOut, "all":
@@ -357,7 +362,7 @@ func qualityClient(ctx context.Context, o qualityOptions, set *quality.Set, stde
 			admin.Close()
 			return nil, nil, err
 		}
-		s, err := postgres.Open(ctx, postgres.Config{URL: dsn})
+		s, err := postgres.Open(ctx, postgres.Config{URL: dsn, MemoryIndex: o.memIndex})
 		if err != nil {
 			admin.Close()
 			return nil, nil, err
@@ -386,6 +391,12 @@ func qualityClient(ctx context.Context, o qualityOptions, set *quality.Set, stde
 	if err := seedQuality(ctx, c, set, o.keyField); err != nil {
 		cleanup()
 		return nil, nil, err
+	}
+	if o.memIndex {
+		if err := st.(*postgres.Store).WarmMemoryIndex(ctx, postgram.DefaultWorkspace); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
 	}
 	return c, cleanup, nil
 }
