@@ -26,7 +26,7 @@ func TestBrowserConsent(t *testing.T) {
 		case got <- r.URL.Query():
 		default:
 		}
-		fmt.Fprint(w, "<!doctype html><title>back at the client</title><p>done</p>")
+		fmt.Fprint(w, `<!doctype html><title>back at the client</title><p id="back">done</p>`)
 	}))
 	t.Cleanup(cb.Close)
 	c := s.register(cb.URL + "/cb")
@@ -44,7 +44,17 @@ func TestBrowserConsent(t *testing.T) {
 	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`#allow`))); err != nil {
 		t.Fatal(err)
 	}
-	do(chromedp.Poll[chromedp.Void](`location.pathname === "/cb" && document.readyState === "complete"`))
+	// A query waits across the navigation to the client; a Poll runs in
+	// one page's JavaScript context and fails when the redirect replaces
+	// it ("Cannot find context with specified id").
+	do(chromedp.WaitVisible(chromedp.CSS(`#back`)))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := url.Parse(loc); err != nil || u.Path != "/cb" {
+		t.Fatalf("the browser is at %q, want the client's /cb", loc)
+	}
 	var q url.Values
 	select {
 	case q = <-got:
