@@ -100,6 +100,7 @@ type memSpace struct {
 	sets     map[int64]*vecscan.Set // by model id
 	kw       *kwindex.Set           // every chunk's text, for the keyword branch
 	heads    kwindex.Heads          // the entities' heads, by lexeme
+	masks    *kwindex.Masks         // recent filters' admitted entities
 	chunks   map[uuid.UUID]memChunk
 	nextRID  int64
 }
@@ -122,6 +123,7 @@ func newMemContent(sp *memSpace) {
 	sp.entSlot = map[uuid.UUID]int32{}
 	sp.sets = map[int64]*vecscan.Set{}
 	sp.kw, sp.heads = kwindex.New(), nil
+	sp.masks = &kwindex.Masks{}
 	sp.chunks = map[uuid.UUID]memChunk{}
 }
 
@@ -404,7 +406,7 @@ func (m *memIndex) load(ctx context.Context, sp *memSpace) (int, error) {
 	sp.mu.Lock()
 	m.ents.ClearWorkspace(sp.ws) // changes while it was not ready were not followed
 	sp.ents, sp.entSlot, sp.free, sp.sets, sp.chunks, sp.nextRID = next.ents, next.entSlot, next.free, next.sets, next.chunks, next.nextRID
-	sp.kw, sp.heads = next.kw, next.heads
+	sp.kw, sp.heads, sp.masks = next.kw, next.heads, next.masks
 	sp.snap, sp.caughtUp, sp.state = snap, start, memReady
 	sp.mu.Unlock()
 	return n, nil
@@ -469,6 +471,7 @@ func (sp *memSpace) putEntity(e kwindex.Entity) {
 	if s, ok := sp.entSlot[e.ID]; ok {
 		sp.heads = sp.heads.Index(s, sp.ents[s].Head, e.Head)
 		sp.ents[s] = memEnt{live: true, Entity: e}
+		sp.masks.Changed(s, sp.view)
 		return
 	}
 	var s int32
@@ -481,6 +484,7 @@ func (sp *memSpace) putEntity(e kwindex.Entity) {
 	}
 	sp.entSlot[e.ID] = s
 	sp.heads = sp.heads.Index(s, nil, e.Head)
+	sp.masks.Changed(s, sp.view)
 }
 
 // dropEntity forgets an entity; its slot is reused once free is merged
@@ -493,6 +497,7 @@ func (sp *memSpace) dropEntity(id uuid.UUID, freed *[]int32) {
 	delete(sp.entSlot, id)
 	sp.heads = sp.heads.Index(s, sp.ents[s].Head, nil)
 	sp.ents[s] = memEnt{}
+	sp.masks.Changed(s, sp.view)
 	*freed = append(*freed, s)
 }
 
@@ -690,15 +695,19 @@ func mapKeys(m map[uuid.UUID]bool) []uuid.UUID {
 	return out
 }
 
-// admitted returns which entity slots f admits. The caller holds sp.mu
-// for reading.
-func (sp *memSpace) admitted(f *driver.EntityFilter) []bool {
-	match := f.Matcher()
-	mask := make([]bool, len(sp.ents))
-	for i := range sp.ents {
-		mask[i] = sp.ents[i].live && match.Admits(&sp.ents[i].FilterView)
+// view returns slot i's filter attributes, or nil for a free slot.
+func (sp *memSpace) view(i int) *driver.FilterView {
+	if e := &sp.ents[i]; e.live {
+		return &e.FilterView
 	}
-	return mask
+	return nil
+}
+
+// admitted returns which entity slots f admits (kwindex.Masks: the last
+// few filters' masks are kept, and follow entity changes slot by slot).
+// The caller holds sp.mu for reading.
+func (sp *memSpace) admitted(f *driver.EntityFilter) []bool {
+	return sp.masks.Admitted(f, len(sp.ents), sp.view)
 }
 
 // memVectorSearch answers a vector search from the copy, or reports false

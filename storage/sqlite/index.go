@@ -69,62 +69,21 @@ type space struct {
 	// heads maps a lexeme to the slots of the entities whose head holds it.
 	heads kwindex.Heads
 
-	gen   uint64                   // bumped by every change of ents
-	masks atomic.Pointer[maskList] // recent filters' admitted entities
+	masks kwindex.Masks // recent filters' admitted entities
 }
 
-// maskList holds the admitted-entity masks of the last few filters (most
-// recent first): a search admits every entity of the workspace through its
-// filter, and evaluating it on 50,000 entities costs more than the vector
-// scan's first pass, while searches mostly repeat a few filters (the
-// default one, a client's). Searches only read a published list; an
-// entity change updates it in place under the index's write lock (see
-// entityChanged).
-type maskList struct {
-	gen   uint64
-	items []admitMask
+// view returns slot i's filter attributes, or nil for a free slot.
+func (sp *space) view(i int) *driver.FilterView {
+	if a := &sp.ents[i]; a.live {
+		return &a.FilterView
+	}
+	return nil
 }
-
-type admitMask struct {
-	key   string         // the filter, as JSON
-	match driver.Matcher // the filter's conditions, to re-evaluate a changed entity
-	mask  []bool         // by entity slot
-}
-
-const maskCacheSize = 4
 
 // admitted returns which entities of the space f admits, by slot. The
-// caller holds the index's read lock at least, so ents and gen are stable.
+// caller holds the index's read lock at least.
 func (sp *space) admitted(f *driver.EntityFilter) []bool {
-	kb, err := json.Marshal(f)
-	key := string(kb)
-	cur := sp.masks.Load()
-	if err == nil && cur != nil && cur.gen == sp.gen {
-		for _, m := range cur.items {
-			if m.key == key {
-				return m.mask
-			}
-		}
-	}
-	match := f.Matcher() // its own copies of the filter's lists: the caller's may be reused
-	mask := make([]bool, len(sp.ents))
-	for i := range sp.ents {
-		mask[i] = admits(match, &sp.ents[i])
-	}
-	if err != nil {
-		return mask
-	}
-	next := &maskList{gen: sp.gen, items: []admitMask{{key, match, mask}}}
-	if cur != nil && cur.gen == sp.gen {
-		for _, m := range cur.items {
-			if len(next.items) == maskCacheSize {
-				break
-			}
-			next.items = append(next.items, m)
-		}
-	}
-	sp.masks.Store(next) // a concurrent search's list may be lost: only a cache
-	return mask
+	return sp.masks.Admitted(f, len(sp.ents), sp.view)
 }
 
 // entAttr is what EntityFilter and the keyword index look at: the id, the
@@ -231,27 +190,10 @@ func (ix *index) dropEntity(rid int64) {
 	delete(ix.entLoc, rid)
 }
 
-// entityChanged records that the entity in slot changed: the cached
-// filters' masks are brought up to date for that slot alone: a write
-// changes a few entities, and re-evaluating a filter on every entity of the
-// workspace after each write made the next search pay for all of them
-// (50,000 admits at 50,000 entities). The caller holds the index's lock
-// for writing, so no search is reading the masks.
+// entityChanged records that the entity in slot changed (kwindex.Masks).
+// The caller holds the index's lock for writing.
 func (sp *space) entityChanged(slot int32) {
-	cur := sp.masks.Load()
-	valid := cur != nil && cur.gen == sp.gen
-	sp.gen++
-	if !valid {
-		return
-	}
-	for i := range cur.items {
-		m := &cur.items[i]
-		for int(slot) >= len(m.mask) {
-			m.mask = append(m.mask, false)
-		}
-		m.mask[slot] = admits(m.match, &sp.ents[slot])
-	}
-	cur.gen = sp.gen
+	sp.masks.Changed(slot, sp.view)
 }
 
 func (ix *index) dropVector(chunkRID int64) {
