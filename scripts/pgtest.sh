@@ -150,9 +150,18 @@ replica_streams() {
   return 1
 }
 
+# stop_one stops the cluster in $1 when it runs; a pid file left by a crash or a reboot is not
+# an error (pg_ctl status tells a live server from a stale pid file).
+stop_one() {
+  [ -f "$1/PG_VERSION" ] || return 0
+  if run_pg "$PGBIN/pg_ctl" -D "$1" status >/dev/null 2>&1; then
+    run_pg "$PGBIN/pg_ctl" -D "$1" -m fast stop >&2
+  fi
+}
+
 stop() {
-  [ -f "$RDIR/PG_VERSION" ] && run_pg "$PGBIN/pg_ctl" -D "$RDIR" -m fast stop >&2
-  [ -f "$DIR/PG_VERSION" ] && run_pg "$PGBIN/pg_ctl" -D "$DIR" -m fast stop >&2
+  stop_one "$RDIR"
+  stop_one "$DIR"
 }
 
 case "${1:-}" in
