@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -65,6 +66,7 @@ type searchOptions struct {
 	recallRerank   []int // --recall-rerank: rerank candidate counts the recall is measured at (binary index)
 	vectorIndex    string
 	memIndex       bool
+	memHalf        bool
 	targets        bool
 	targetMS       float64
 	assert         bool
@@ -106,6 +108,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	recallRerank := fs.String("recall-rerank", "", "with --recall: measure recall with the binary index at each of these rerank candidate counts, e.g. 100,200,400,1000")
 	fs.StringVar(&o.vectorIndex, "vector-index", "hnsw", "vector index the searches use (hnsw, binary, none: postgres.Config.VectorIndex); the fixture gets it if missing (none drops it)")
 	fs.BoolVar(&o.memIndex, "memory-index", false, "search on the store's in-process index of vectors and keywords (postgres.Config.MemoryIndex), loaded before the profiles run")
+	fs.BoolVar(&o.memHalf, "memory-index-half", false, "with --memory-index: keep its vectors in half precision (postgres.Config.MemoryIndexHalf)")
 	fs.BoolVar(&o.assert, "assert", false, "with --targets (implied): exit with status 3 when a profile misses the target")
 	code := parseFlags(fs, args, func() error {
 		switch {
@@ -131,6 +134,8 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 			return errors.New("--build-index-mem must be between 64 and 65536 MiB")
 		case !(o.targetMS > 0):
 			return errors.New("--target-ms must be positive")
+		case o.memHalf && !o.memIndex:
+			return errors.New("--memory-index-half needs --memory-index")
 		case !postgram.RankingMode(o.ranking).Valid():
 			return fmt.Errorf("--ranking must be v2 or seed, not %q", o.ranking)
 		}
@@ -222,7 +227,7 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	}
 	b.dsn = dsn
 	b.st, err = postgres.Open(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), EfSearch: o.efSearch,
-		VectorIndex: postgres.VectorIndexKind(o.vectorIndex), MemoryIndex: o.memIndex})
+		VectorIndex: postgres.VectorIndexKind(o.vectorIndex), MemoryIndex: o.memIndex, MemoryIndexHalf: o.memHalf})
 	if err != nil {
 		return 0, err
 	}
@@ -254,8 +259,8 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 		}
 		st, _ := b.st.MemoryIndexStatus(postgram.DefaultWorkspace)
 		took := time.Since(t0).Round(time.Millisecond)
-		b.logf("in-memory index loaded in %s: %d entities, %d chunks, %d vectors; live Go heap grew by %.0f MiB",
-			took, st.Entities, st.Chunks, st.Vectors, float64(liveHeap()-before)/(1<<20))
+		b.logf("in-memory index loaded in %s: %d entities, %d chunks, %d vectors (%.0f MiB of vector arrays, half precision %v); live Go heap grew by %.0f MiB; peak RSS %s",
+			took, st.Entities, st.Chunks, st.Vectors, float64(st.VectorBytes)/(1<<20), o.memHalf, float64(liveHeap()-before)/(1<<20), peakRSS())
 	}
 
 	// A fresh embedder (call counter at zero) and client (empty LRU) for
@@ -933,7 +938,22 @@ func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) erro
 		recalls []float64
 		times   []time.Duration
 	}
-	stores := []*annStore{{st: b.st, name: "the searches' store (" + b.o.vectorIndex + ")"}}
+	name := "the searches' store (" + b.o.vectorIndex + ")"
+	if b.o.memIndex {
+		name = "the searches' store (in-memory index, half precision " + strconv.FormatBool(b.o.memHalf) + ")"
+	}
+	stores := []*annStore{{st: b.st, name: name}}
+	// The exact ranking is PostgreSQL's: a store with the in-memory index
+	// would answer it from its copy.
+	ref := b.st
+	if b.o.memIndex {
+		st, err := postgres.Open(ctx, postgres.Config{URL: b.dsn, MaxConns: 2})
+		if err != nil {
+			return fmt.Errorf("recall, exact store: %w", err)
+		}
+		defer st.Close()
+		ref = st
+	}
 	extra := func(name string, cfg postgres.Config) error {
 		cfg.URL, cfg.MaxConns = b.dsn, 2
 		st, err := postgres.Open(ctx, cfg)
@@ -986,7 +1006,7 @@ func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) erro
 			}
 			return ids, time.Since(start), nil
 		}
-		exact, e, err := top(b.st, driver.StrategyExact, 10)
+		exact, e, err := top(ref, driver.StrategyExact, 10)
 		if err != nil {
 			return err
 		}
@@ -1042,6 +1062,20 @@ func countAtLeast(xs []float64, v float64) int {
 		}
 	}
 	return n
+}
+
+// peakRSS is the process's peak resident memory (VmHWM), or "unknown".
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
 
 // liveHeap returns the bytes of live heap objects after a collection.

@@ -18,7 +18,7 @@ func bruteTopK(vs *Set, x []float32, admit func(int32) bool, k int) []Scored {
 		if !admit(vs.ent[s]) {
 			continue
 		}
-		all = append(all, Scored{Slot: int32(s), RID: vs.rid[s], Chunk: vs.chunk[s], Sim: cosine(x, xss, vs.vector(int32(s)), vs.ss[s])})
+		all = append(all, Scored{Slot: int32(s), RID: vs.rid[s], Chunk: vs.chunk[s], Sim: cosine(x, xss, vs.vectorInto(int32(s), nil), vs.ss[s])})
 	}
 	slices.SortFunc(all, lessScored)
 	return all[:min(k, len(all))]

@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -13,7 +15,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/pgvector/pgvector-go"
 
 	"github.com/postgram-go/postgram/driver"
 	"github.com/postgram-go/postgram/internal/entcache"
@@ -86,7 +87,12 @@ func newMemIndex(s *Store) *memIndex {
 // memSpace is one workspace's copy.
 type memSpace struct {
 	ws   string
+	half bool // vectors in half precision (Config.MemoryIndexHalf)
 	gate freshGate
+
+	// reserve, while a load fills the copy, is the workspace's chunk
+	// count: the first vector set made reserves that many slots.
+	reserve int
 
 	mu       sync.RWMutex // guards everything below
 	state    memState
@@ -248,7 +254,7 @@ func (m *memIndex) ready(ctx context.Context, ws string) *memSpace {
 	m.mu.Lock()
 	sp := m.spaces[ws]
 	if sp == nil {
-		sp = &memSpace{ws: ws}
+		sp = &memSpace{ws: ws, half: m.s.cfg.MemoryIndexHalf}
 		m.spaces[ws] = sp
 		m.startLoad(sp)
 		m.mu.Unlock()
@@ -368,13 +374,19 @@ var memBinary = pgx.QueryResultFormats{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 // makes them the copy.
 func (m *memIndex) load(ctx context.Context, sp *memSpace) (int, error) {
 	ctx = withWS(ctx, sp.ws)
-	next := &memSpace{ws: sp.ws}
+	next := &memSpace{ws: sp.ws, half: sp.half}
 	newMemContent(next)
 	start := time.Now()
 	var snapText string
 	n := 0
 	err := pgx.BeginTxFunc(ctx, m.s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, "SELECT pg_current_snapshot()::text").Scan(&snapText); err != nil {
+			return err
+		}
+		// The chunk count (ranking's corpus statistics: folded and
+		// pending), so that the vectors' arrays are allocated once.
+		if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT chunks FROM lexeme_stats WHERE workspace_id = $1 AND lexeme = ''), 0)
+			+ coalesce((SELECT sum(sign) FROM lexeme_stats_delta WHERE workspace_id = $1), 0)`, sp.ws).Scan(&next.reserve); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, "SELECT "+memEntityCols+" FROM entities WHERE workspace_id = $1", memBinary, sp.ws)
@@ -390,7 +402,8 @@ func (m *memIndex) load(ctx context.Context, sp *memSpace) (int, error) {
 		if err != nil {
 			return err
 		}
-		return scanMemChunks(rows, func(c memChunkRow) {
+		var buf []float32
+		return scanMemChunks(rows, &buf, func(c memChunkRow) {
 			if next.putChunk(c) {
 				n++
 			}
@@ -444,17 +457,30 @@ func scanMemEntities(rows pgx.Rows, put func(kwindex.Entity)) error {
 	return rows.Err()
 }
 
-// scanMemChunks reads rows of memChunkCols (in binary).
-func scanMemChunks(rows pgx.Rows, put func(memChunkRow)) error {
+// scanMemChunks reads rows of memChunkCols (in binary). With buf, each
+// row's vector is decoded into *buf, valid until put returns (a load keeps
+// no vector slice, and so makes no garbage of 6 KB a chunk); without, each
+// row's vector is its own.
+func scanMemChunks(rows pgx.Rows, buf *[]float32, put func(memChunkRow)) error {
 	defer rows.Close()
 	for rows.Next() {
 		var c memChunkRow
-		var v *pgvector.Vector
-		if err := rows.Scan(&c.id, &c.entity, &c.model, &v, &c.content, nil); err != nil {
+		if err := rows.Scan(&c.id, &c.entity, &c.model, nil, &c.content, nil); err != nil {
 			return err
 		}
-		if v != nil {
-			c.vec = v.Slice()
+		if raw := rows.RawValues()[3]; raw != nil {
+			var dst []float32
+			if buf != nil {
+				dst = (*buf)[:0]
+			}
+			v, err := decodeVectorBinary(raw, dst)
+			if err != nil {
+				return fmt.Errorf("chunk %s: %w", c.id, err)
+			}
+			if buf != nil {
+				*buf = v
+			}
+			c.vec = v
 		}
 		tsv, err := encodeTSVectorBinary(rows.RawValues()[5])
 		if err != nil {
@@ -520,7 +546,17 @@ func (sp *memSpace) putChunk(c memChunkRow) bool {
 	}
 	vs := sp.sets[c.model]
 	if vs == nil {
-		vs = vecscan.New(len(c.vec))
+		if sp.half {
+			vs = vecscan.NewHalf(len(c.vec))
+		} else {
+			vs = vecscan.New(len(c.vec))
+		}
+		if sp.reserve > 0 {
+			// At most the chunks not yet read; a second model's set, rare,
+			// grows as it fills.
+			vs.Reserve(sp.reserve)
+			sp.reserve = 0
+		}
 		sp.sets[c.model] = vs
 	} else if vs.Dims() != len(c.vec) {
 		return false // not the model's dimensions: PostgreSQL would not rank it either
@@ -644,7 +680,7 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 		// In id order, as a load reads them.
 		rs, err = m.s.pool.Query(ctx, "SELECT "+memChunkCols+" FROM chunks WHERE workspace_id = $1 AND id = ANY($2) ORDER BY id", memBinary[:6], sp.ws, mapKeys(chunks))
 		if err == nil {
-			err = scanMemChunks(rs, func(c memChunkRow) { chunkRows = append(chunkRows, c) })
+			err = scanMemChunks(rs, nil, func(c memChunkRow) { chunkRows = append(chunkRows, c) })
 		}
 	}
 	if err != nil {
@@ -876,12 +912,15 @@ func (s *Store) WarmMemoryIndex(ctx context.Context, ws string) error {
 // MemoryIndexStatus describes a workspace's in-process copy
 // (Config.MemoryIndex).
 type MemoryIndexStatus struct {
-	State    string    // "loading", "ready" or "failed"
-	Entities int       // entities held
-	Chunks   int       // chunks held for keywords
-	Vectors  int       // chunk vectors held, every model's
-	CaughtUp time.Time // when the copy last reflected every commit
-	Err      error     // why the last load failed, when State is "failed"
+	State    string // "loading", "ready" or "failed"
+	Entities int    // entities held
+	Chunks   int    // chunks held for keywords
+	Vectors  int    // chunk vectors held, every model's
+	// VectorBytes is the memory of the vector arrays (vectors, codes,
+	// ids; the maps aside).
+	VectorBytes int64
+	CaughtUp    time.Time // when the copy last reflected every commit
+	Err         error     // why the last load failed, when State is "failed"
 }
 
 // MemoryIndexStatus returns workspace ws's copy's status, or false when the
@@ -908,6 +947,25 @@ func (s *Store) MemoryIndexStatus(ws string) (MemoryIndexStatus, bool) {
 	}
 	for _, vs := range sp.sets {
 		st.Vectors += vs.Len()
+		st.VectorBytes += vs.Bytes()
 	}
 	return st, true
+}
+
+// decodeVectorBinary decodes pgvector's binary form of a vector — its
+// dimension count (int16), two unused bytes, then each element as a
+// big-endian float32 — appending the elements to dst.
+func decodeVectorBinary(raw []byte, dst []float32) ([]float32, error) {
+	if len(raw) < 4 {
+		return nil, fmt.Errorf("vector: %d bytes, want at least 4", len(raw))
+	}
+	dims := int(binary.BigEndian.Uint16(raw))
+	if len(raw) != 4+4*dims {
+		return nil, fmt.Errorf("vector: %d bytes for %d dimensions, want %d", len(raw), dims, 4+4*dims)
+	}
+	dst = slices.Grow(dst, dims)
+	for i := range dims {
+		dst = append(dst, math.Float32frombits(binary.BigEndian.Uint32(raw[4+4*i:])))
+	}
+	return dst, nil
 }

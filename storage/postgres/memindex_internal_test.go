@@ -138,3 +138,19 @@ func TestSearchChangesCoverEntityReads(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeVectorBinary: pgvector's binary form decodes to its floats,
+// and a malformed one is an error naming the sizes, never a panic.
+func TestDecodeVectorBinary(t *testing.T) {
+	t.Parallel()
+	raw := []byte{0, 2, 0, 0, 0x3f, 0x80, 0, 0, 0xc0, 0, 0, 0} // [1, -2]
+	got, err := decodeVectorBinary(raw, make([]float32, 0, 1))
+	if err != nil || len(got) != 2 || got[0] != 1 || got[1] != -2 {
+		t.Fatalf("decode: %v %v", got, err)
+	}
+	for _, bad := range [][]byte{nil, {0, 2}, {0, 2, 0, 0, 1, 2, 3, 4}, append(raw, 0)} {
+		if _, err := decodeVectorBinary(bad, nil); err == nil || !strings.Contains(err.Error(), "vector:") {
+			t.Errorf("%v: %v, want an error", bad, err)
+		}
+	}
+}

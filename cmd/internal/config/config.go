@@ -64,6 +64,10 @@ type Env struct {
 	// PostgreSQL's vector searches on an in-process copy of each searched
 	// workspace's vectors (postgres.Config.MemoryIndex).
 	DatabaseMemoryIndex bool
+	// DatabaseMemoryIndexHalf (DATABASE_MEMORY_INDEX_HALF, default false)
+	// keeps that copy's vectors in half precision
+	// (postgres.Config.MemoryIndexHalf).
+	DatabaseMemoryIndexHalf bool
 	// DataDir holds the embedded store's database file (SQLiteFile) when
 	// DATABASE_URL is unset: POSTGRAM_DATA_DIR, else $XDG_DATA_HOME/postgram
 	// (an absolute XDG_DATA_HOME only, as the XDG specification says), else
@@ -231,6 +235,9 @@ func Parse(get Getenv) (*Env, error) {
 	}
 	e.MaxBodyBytes = int64(bodyKB)
 	if e.DatabaseMemoryIndex, err = boolVar(get, "DATABASE_MEMORY_INDEX", false); err != nil {
+		return nil, err
+	}
+	if e.DatabaseMemoryIndexHalf, err = boolVar(get, "DATABASE_MEMORY_INDEX_HALF", false); err != nil {
 		return nil, err
 	}
 	if e.MigrateOnStart, err = boolVar(get, "MIGRATE_ON_START", true); err != nil {
@@ -558,7 +565,7 @@ func (e *Env) OpenStore(ctx context.Context, log *slog.Logger) (driver.Storage, 
 	if e.DatabaseURL != "" {
 		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, OwnerURL: e.DatabaseMigrationURL, ReadURLs: e.DatabaseReadURLs, Logger: log,
 			VectorIndex: postgres.VectorIndexKind(e.DatabaseVectorIndex), RerankCandidates: e.DatabaseRerankCandidates, EfSearch: e.DatabaseEfSearch,
-			MemoryIndex: e.DatabaseMemoryIndex})
+			MemoryIndex: e.DatabaseMemoryIndex, MemoryIndexHalf: e.DatabaseMemoryIndexHalf})
 		if err != nil {
 			return nil, err
 		}

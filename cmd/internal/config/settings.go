@@ -56,6 +56,7 @@ func (e *Env) Settings() []Setting {
 		{"DATABASE_READ_URLS", redactURLs(e.DatabaseReadURLs)},
 		{"DATABASE_VECTOR_INDEX", e.DatabaseVectorIndex},
 		{"DATABASE_MEMORY_INDEX", strconv.FormatBool(e.DatabaseMemoryIndex)},
+		{"DATABASE_MEMORY_INDEX_HALF", strconv.FormatBool(e.DatabaseMemoryIndexHalf)},
 		{"POSTGRAM_WORKSPACE", e.Workspace},
 		{"listen", e.Addr()},
 		{"TLS", strconv.FormatBool(e.TLS())},
