@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +58,7 @@ type searchOptions struct {
 	buildIndexMem  int // MiB of maintenance_work_mem for the HNSW build
 	explainFull    bool
 	stages         bool
+	cpuProfile     string
 	ranking        string
 	weights        *postgram.RankingWeights
 	noExplain      bool
@@ -67,6 +69,7 @@ type searchOptions struct {
 	vectorIndex    string
 	memIndex       bool
 	memHalf        bool
+	memCandidates  int
 	targets        bool
 	targetMS       float64
 	assert         bool
@@ -100,6 +103,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.StringVar(&o.ranking, "ranking", "v2", "ranking of the measured searches (v2, seed)")
 	weights := fs.String("weights", "", "ranking v2 weights to change from the defaults, e.g. head_candidates=0 (names as in postgram.RankingWeights' JSON)")
 	fs.BoolVar(&o.stages, "stages", false, "also time every storage call of the measured searches and print a table per profile")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the profiles' searches (warm-up and measured) to this file")
 	fs.StringVar(&o.only, "profiles", "", "comma-separated profile names to run (default all six)")
 	fs.BoolVar(&o.targets, "targets", false, "print whether each profile's p95 excluding the time inside the (stub) provider meets --target-ms")
 	fs.Float64Var(&o.targetMS, "target-ms", 10, "latency target for --targets, in milliseconds")
@@ -109,6 +113,7 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 	fs.StringVar(&o.vectorIndex, "vector-index", "hnsw", "vector index the searches use (hnsw, binary, none: postgres.Config.VectorIndex); the fixture gets it if missing (none drops it)")
 	fs.BoolVar(&o.memIndex, "memory-index", false, "search on the store's in-process index of vectors and keywords (postgres.Config.MemoryIndex), loaded before the profiles run")
 	fs.BoolVar(&o.memHalf, "memory-index-half", false, "with --memory-index: keep its vectors in half precision (postgres.Config.MemoryIndexHalf)")
+	fs.IntVar(&o.memCandidates, "memory-index-candidates", 0, "with --memory-index: rank exactly only this many sign-code candidates per vector search (postgres.Config.MemoryIndexCandidates; 0: exact)")
 	fs.BoolVar(&o.assert, "assert", false, "with --targets (implied): exit with status 3 when a profile misses the target")
 	code := parseFlags(fs, args, func() error {
 		switch {
@@ -134,8 +139,10 @@ probes seen, and an EXPLAIN (ANALYZE, BUFFERS) summary of the underlying SQL.`, 
 			return errors.New("--build-index-mem must be between 64 and 65536 MiB")
 		case !(o.targetMS > 0):
 			return errors.New("--target-ms must be positive")
-		case o.memHalf && !o.memIndex:
-			return errors.New("--memory-index-half needs --memory-index")
+		case (o.memHalf || o.memCandidates != 0) && !o.memIndex:
+			return errors.New("--memory-index-half and --memory-index-candidates need --memory-index")
+		case o.memCandidates < 0:
+			return errors.New("--memory-index-candidates must not be negative")
 		case !postgram.RankingMode(o.ranking).Valid():
 			return fmt.Errorf("--ranking must be v2 or seed, not %q", o.ranking)
 		}
@@ -227,7 +234,8 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 	}
 	b.dsn = dsn
 	b.st, err = postgres.Open(ctx, postgres.Config{URL: dsn, MaxConns: int32(o.maxConns), EfSearch: o.efSearch,
-		VectorIndex: postgres.VectorIndexKind(o.vectorIndex), MemoryIndex: o.memIndex, MemoryIndexHalf: o.memHalf})
+		VectorIndex: postgres.VectorIndexKind(o.vectorIndex), MemoryIndex: o.memIndex, MemoryIndexHalf: o.memHalf,
+		MemoryIndexCandidates: o.memCandidates})
 	if err != nil {
 		return 0, err
 	}
@@ -300,6 +308,17 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 		}
 		run = keep
 	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return 0, err
+		}
+		defer pprof.StopCPUProfile() // an error return; a second stop does nothing
+	}
 	results := make([]*profileResult, 0, len(run))
 	for _, p := range run {
 		b.logf("profile %s: %d warm-up + %d measured", p.name, len(p.warmup), len(p.measure))
@@ -308,6 +327,9 @@ func (b *searchBench) run(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("profile %s: %w", p.name, err)
 		}
 		results = append(results, r)
+	}
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile() // the explain and recall steps are not searches
 	}
 	b.emb.SetDelay(0)
 	if err := b.printResults(results); err != nil {
@@ -940,7 +962,7 @@ func (b *searchBench) recall(ctx context.Context, profiles []searchProfile) erro
 	}
 	name := "the searches' store (" + b.o.vectorIndex + ")"
 	if b.o.memIndex {
-		name = "the searches' store (in-memory index, half precision " + strconv.FormatBool(b.o.memHalf) + ")"
+		name = fmt.Sprintf("the searches' store (in-memory index, half precision %v, candidates %d)", b.o.memHalf, b.o.memCandidates)
 	}
 	stores := []*annStore{{st: b.st, name: name}}
 	// The exact ranking is PostgreSQL's: a store with the in-memory index

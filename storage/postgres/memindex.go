@@ -763,7 +763,15 @@ func (s *Store) memVectorSearch(ctx context.Context, ws string, q driver.VectorQ
 			return res, true, fmt.Errorf("postgres: vector search: query has %d dimensions, the model's vectors %d: %w",
 				len(q.Vector), vs.Dims(), driver.ErrInvalidArgument)
 		}
-		top = vs.TopK(q.Vector, sp.admitted(&q.Filter), q.Limit, s.mem.workers)
+		if q.Strategy == driver.StrategyExact {
+			top = vs.TopK(q.Vector, sp.admitted(&q.Filter), q.Limit, s.mem.workers)
+		} else {
+			var all bool
+			top, all = vs.TopKApprox(q.Vector, sp.admitted(&q.Filter), q.Limit, s.cfg.MemoryIndexCandidates, s.mem.workers)
+			if !all {
+				res.Plan = "memory_approx"
+			}
+		}
 	}
 	if len(q.Also) > 0 {
 		res.Similarities = sp.similarities(q.ModelID, q.Vector, q.Also)

@@ -74,8 +74,9 @@ func memStores(t *testing.T, cfgs ...postgres.Config) []*postgres.Store {
 func TestMemoryIndexHalf(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st := memStores(t, postgres.Config{MemoryIndex: true}, postgres.Config{MemoryIndex: true, MemoryIndexHalf: true}, postgres.Config{})
-	full, half, sql := st[0], st[1], st[2]
+	st := memStores(t, postgres.Config{MemoryIndex: true}, postgres.Config{MemoryIndex: true, MemoryIndexHalf: true}, postgres.Config{},
+		postgres.Config{MemoryIndex: true, MemoryIndexCandidates: 60})
+	full, half, sql, approx := st[0], st[1], st[2], st[3]
 	c, err := postgram.New(ctx, postgram.Config{Store: sql, Embedder: postgramtest.NewEmbedder(storagetest.Dims)})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func TestMemoryIndexHalf(t *testing.T) {
 	if _, err := postgramtest.Admin(t, c).EnrichPending(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []*postgres.Store{full, half} {
+	for _, s := range []*postgres.Store{full, half, approx} {
 		if err := s.WarmMemoryIndex(ctx, "default"); err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +110,7 @@ func TestMemoryIndexHalf(t *testing.T) {
 		t.Fatal(err)
 	}
 	emb := postgramtest.NewEmbedder(storagetest.Dims)
-	found, total := 0, 0
+	found, total, approxFound := 0, 0, 0
 	for i := range 30 {
 		text := words[i%len(words)] + " " + words[(i*5+1)%len(words)]
 		vecs, err := emb.EmbedBatch(ctx, []string{text})
@@ -141,11 +142,41 @@ func TestMemoryIndexHalf(t *testing.T) {
 			}
 		}
 		total += len(want.Hits)
+		// Sign-code candidates (60 of 300): plan memory_approx, each hit's
+		// similarity exact, and an exact request still exact.
+		q.Strategy = driver.StrategyAuto
+		ap, err := approx.VectorSearch(ctx, "default", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ap.Plan != "memory_approx" || len(ap.Hits) != len(want.Hits) {
+			t.Fatalf("%q: candidates: plan %q, %d hits", text, ap.Plan, len(ap.Hits))
+		}
+		exactSims, err := sql.ChunkSimilarities(ctx, "default", id, vecs[0], chunkIDs(ap.Hits))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range ap.Hits {
+			if d := exactSims[h.ChunkID] - h.Similarity; d > 1e-6 || d < -1e-6 {
+				t.Errorf("%q: candidates: chunk %s similarity %g, PostgreSQL %g", text, h.ChunkID, h.Similarity, exactSims[h.ChunkID])
+			}
+			if _, ok := sims[h.ChunkID]; ok {
+				approxFound++
+			}
+		}
+		q.Strategy = driver.StrategyExact
+		if ex, err := approx.VectorSearch(ctx, "default", q); err != nil || ex.Plan != "memory" {
+			t.Fatalf("%q: exact request with candidates: plan %q, %v", text, ex.Plan, err)
+		}
 	}
 	recall := float64(found) / float64(total)
-	t.Logf("recall@10 against PostgreSQL's exact ranking: %.3f", recall)
+	t.Logf("recall@10 against PostgreSQL's exact ranking: %.3f in half precision, %.3f with 60 sign-code candidates of 300",
+		recall, float64(approxFound)/float64(total))
 	if recall < 0.95 {
 		t.Errorf("recall@10 %.3f, want at least 0.95", recall)
+	}
+	if r := float64(approxFound) / float64(total); r < 0.8 {
+		t.Errorf("recall@10 with candidates %.3f, want at least 0.8", r)
 	}
 }
 
@@ -419,4 +450,12 @@ func TestMemoryIndexWorkspaceReset(t *testing.T) {
 	if err != nil || res.Plan != "memory" || len(res.Hits) != 0 {
 		t.Fatalf("loaded again: %+v %v", res, err)
 	}
+}
+
+func chunkIDs(hits []driver.VectorHit) []uuid.UUID {
+	ids := make([]uuid.UUID, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ChunkID
+	}
+	return ids
 }

@@ -105,6 +105,16 @@ type Config struct {
 	// within about 10⁻³ of the float32 ones: recall@10 against PostgreSQL's
 	// exact float32 ranking measured 0.99+ (README). Default off.
 	MemoryIndexHalf bool
+	// MemoryIndexCandidates (DATABASE_MEMORY_INDEX_CANDIDATES), when
+	// positive, makes the in-memory index's vector searches (all but those
+	// asking for exact ranking) rank a model's vectors by sign-code Hamming
+	// distance first and rank exactly only the nearest this many (plan
+	// "memory_approx"; vecscan.TopKApprox). Worth it at hundreds of
+	// thousands of vectors per workspace, where the exact scan's first pass
+	// costs tens of milliseconds; recall@10 against exact ranking is
+	// measured in the README ("A million chunks in memory"). Default 0:
+	// exact ranking.
+	MemoryIndexCandidates int
 	// EntityCacheBytes bounds, with MemoryIndex, the entities kept in
 	// memory for the searches that return them again, kept current with
 	// the index through search_changes (an entity row's change in any

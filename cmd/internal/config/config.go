@@ -68,6 +68,10 @@ type Env struct {
 	// keeps that copy's vectors in half precision
 	// (postgres.Config.MemoryIndexHalf).
 	DatabaseMemoryIndexHalf bool
+	// DatabaseMemoryIndexCandidates (DATABASE_MEMORY_INDEX_CANDIDATES,
+	// default 0: exact) is how many sign-code candidates the copy ranks
+	// exactly per vector search (postgres.Config.MemoryIndexCandidates).
+	DatabaseMemoryIndexCandidates int
 	// DataDir holds the embedded store's database file (SQLiteFile) when
 	// DATABASE_URL is unset: POSTGRAM_DATA_DIR, else $XDG_DATA_HOME/postgram
 	// (an absolute XDG_DATA_HOME only, as the XDG specification says), else
@@ -202,6 +206,7 @@ func Parse(get Getenv) (*Env, error) {
 		{"ENRICHMENT_CONCURRENCY", 2, 1, 64, &e.WorkerConcurrency},
 		{"DATABASE_RERANK_CANDIDATES", 400, 10, 1000, &e.DatabaseRerankCandidates},
 		{"DATABASE_EF_SEARCH", 40, 1, 1000, &e.DatabaseEfSearch},
+		{"DATABASE_MEMORY_INDEX_CANDIDATES", 0, 0, 10_000_000, &e.DatabaseMemoryIndexCandidates},
 	}
 	for _, v := range ints {
 		if *v.dst, err = intVar(get, v.name, v.def, v.min, v.max); err != nil {
@@ -565,7 +570,8 @@ func (e *Env) OpenStore(ctx context.Context, log *slog.Logger) (driver.Storage, 
 	if e.DatabaseURL != "" {
 		st, err := postgres.Open(ctx, postgres.Config{URL: e.DatabaseURL, OwnerURL: e.DatabaseMigrationURL, ReadURLs: e.DatabaseReadURLs, Logger: log,
 			VectorIndex: postgres.VectorIndexKind(e.DatabaseVectorIndex), RerankCandidates: e.DatabaseRerankCandidates, EfSearch: e.DatabaseEfSearch,
-			MemoryIndex: e.DatabaseMemoryIndex, MemoryIndexHalf: e.DatabaseMemoryIndexHalf})
+			MemoryIndex: e.DatabaseMemoryIndex, MemoryIndexHalf: e.DatabaseMemoryIndexHalf,
+			MemoryIndexCandidates: e.DatabaseMemoryIndexCandidates})
 		if err != nil {
 			return nil, err
 		}

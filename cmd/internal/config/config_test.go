@@ -302,18 +302,19 @@ func TestDatabaseVectorIndex(t *testing.T) {
 		t.Error("DATABASE_MEMORY_INDEX_HALF defaults to true")
 	}
 	e, err = Parse(env(map[string]string{"DATABASE_VECTOR_INDEX": " Binary ", "DATABASE_RERANK_CANDIDATES": "800", "DATABASE_MEMORY_INDEX": "true",
-		"DATABASE_MEMORY_INDEX_HALF": "true"}))
+		"DATABASE_MEMORY_INDEX_HALF": "true", "DATABASE_MEMORY_INDEX_CANDIDATES": "20000"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.DatabaseVectorIndex != "binary" || e.DatabaseRerankCandidates != 800 || !e.DatabaseMemoryIndex || !e.DatabaseMemoryIndexHalf {
+	if e.DatabaseVectorIndex != "binary" || e.DatabaseRerankCandidates != 800 || !e.DatabaseMemoryIndex || !e.DatabaseMemoryIndexHalf ||
+		e.DatabaseMemoryIndexCandidates != 20000 {
 		t.Errorf("set: %q %d %v", e.DatabaseVectorIndex, e.DatabaseRerankCandidates, e.DatabaseMemoryIndex)
 	}
 	if e, err = Parse(env(map[string]string{"DATABASE_VECTOR_INDEX": "none"})); err != nil || e.DatabaseVectorIndex != "none" {
 		t.Errorf("DATABASE_VECTOR_INDEX=none: %v", err)
 	}
 	for name, v := range map[string]string{"DATABASE_VECTOR_INDEX": "ivfflat", "DATABASE_RERANK_CANDIDATES": "5000", "DATABASE_EF_SEARCH": "0",
-		"DATABASE_MEMORY_INDEX": "sometimes", "DATABASE_MEMORY_INDEX_HALF": "2"} {
+		"DATABASE_MEMORY_INDEX": "sometimes", "DATABASE_MEMORY_INDEX_HALF": "2", "DATABASE_MEMORY_INDEX_CANDIDATES": "-1"} {
 		if _, err := Parse(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%s: %v, want an error naming the variable", name, v, err)
 		}

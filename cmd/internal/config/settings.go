@@ -57,6 +57,7 @@ func (e *Env) Settings() []Setting {
 		{"DATABASE_VECTOR_INDEX", e.DatabaseVectorIndex},
 		{"DATABASE_MEMORY_INDEX", strconv.FormatBool(e.DatabaseMemoryIndex)},
 		{"DATABASE_MEMORY_INDEX_HALF", strconv.FormatBool(e.DatabaseMemoryIndexHalf)},
+		{"DATABASE_MEMORY_INDEX_CANDIDATES", strconv.Itoa(e.DatabaseMemoryIndexCandidates)},
 		{"POSTGRAM_WORKSPACE", e.Workspace},
 		{"listen", e.Addr()},
 		{"TLS", strconv.FormatBool(e.TLS())},

@@ -1,0 +1,159 @@
+package vecscan
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Approximate ranking for large sets. TopK's first pass reads a code of
+// every vector (768 bytes at 1,536 dimensions for the 4-bit code, 1,536
+// for the int8 one) and, where similarities crowd, cannot prune with the
+// 4-bit intervals, so at a million vectors a search costs ~60 ms of CPU in
+// the int8 kernel alone. TopKApprox first ranks every admitted vector by
+// the Hamming distance between its sign code and the query's (192 bytes
+// at 1,536 dimensions: XOR and POPCNT), keeps the candidates nearest, and
+// ranks those as TopK does (int8 intervals, then exact similarity), so its
+// answer is the exact top k of the candidates. What it can miss is a
+// vector among the true top k whose sign code is farther from the query's
+// than the candidates'; its recall against exact ranking is measured, not
+// guaranteed (TestTopKApproxRecall; the README's million-chunk runs).
+
+// noHam marks a slot outside the Hamming ranking: not admitted, or a zero
+// vector.
+const noHam = math.MaxUint16
+
+// hamScratch is TopKApprox's per-slot buffer, reused across searches.
+var hamScratch = sync.Pool{New: func() any { return new([]uint16) }}
+
+// hamming is the number of differing bits of two sign codes.
+func hamming(a, b []uint64) int {
+	b = b[:len(a)]
+	h := 0
+	for i, x := range a {
+		h += bits.OnesCount64(x ^ b[i])
+	}
+	return h
+}
+
+// TopKApprox returns the k vectors most similar to x among the
+// candidates: the admitted vectors whose sign codes are nearest to x's,
+// at least candidates of them (all those at the cut-off distance). With
+// candidates ≤ 0, or no more admitted vectors than that, it is TopK. It
+// reports whether every admitted vector was a candidate (the answer is
+// then TopK's).
+func (vs *Set) TopKApprox(x []float32, admitted []bool, k, candidates, workers int) ([]Scored, bool) {
+	n := vs.Len()
+	if candidates <= 0 || n <= candidates || k <= 0 {
+		return vs.TopK(x, admitted, k, workers), true
+	}
+	code, xss, xscale, xerr := quantizeQuery(x, vs.stride)
+	if xss == 0 {
+		return vs.TopK(x, admitted, k, workers), true // every similarity is NaN
+	}
+	xb := make([]uint64, vs.words1)
+	signCode(x, xb)
+	buf := hamScratch.Get().(*[]uint16)
+	defer hamScratch.Put(buf)
+	if cap(*buf) < n {
+		*buf = make([]uint16, n)
+	}
+	ham := (*buf)[:n]
+	chunks := (n + scanChunk - 1) / scanChunk
+	workers = max(1, min(workers, chunks))
+	hists := make([][]int32, workers)
+	nans := make([][]Scored, workers)
+	var next atomic.Int64
+	w1 := vs.words1
+	parallel(workers, func(w int) {
+		hist := make([]int32, vs.dims+1)
+		defer func() { hists[w] = hist }()
+		for {
+			c := int(next.Add(1) - 1)
+			if c >= chunks {
+				return
+			}
+			for s := c * scanChunk; s < min(n, (c+1)*scanChunk); s++ {
+				if !admitted[vs.ent[s]] {
+					ham[s] = noHam
+					continue
+				}
+				if vs.ss[s] == 0 {
+					ham[s] = noHam
+					nans[w] = append(nans[w], Scored{Slot: int32(s), RID: vs.rid[s], Chunk: vs.chunk[s], Sim: math.NaN()})
+					continue
+				}
+				h := hamming(vs.q1[s*w1:(s+1)*w1], xb)
+				ham[s] = uint16(h)
+				hist[h]++
+			}
+		}
+	})
+	var nan []Scored
+	for _, ns := range nans {
+		nan = append(nan, ns...)
+	}
+	slices.SortFunc(nan, lessScored)
+	if len(nan) >= k {
+		return nan[:k], true
+	}
+	want := k - len(nan)
+	// The cut-off: the smallest distance within which lie at least
+	// candidates vectors (every one, when fewer are admitted).
+	cut, seen := vs.dims, int32(0)
+	for h := 0; h <= vs.dims; h++ {
+		for _, hist := range hists {
+			seen += hist[h]
+		}
+		if int(seen) >= candidates {
+			cut = h
+			break
+		}
+	}
+	all := cut == vs.dims // no cut-off: every admitted vector
+	if !all {
+		var admittedN int32
+		for _, hist := range hists {
+			for _, c := range hist {
+				admittedN += c
+			}
+		}
+		all = admittedN == seen
+	}
+	var cands []int32
+	for s, h := range ham {
+		if int(h) <= cut {
+			cands = append(cands, int32(s))
+		}
+	}
+	// The int8 interval of each candidate; only those whose upper bound
+	// reaches the want-th largest lower bound are ranked exactly.
+	lo, hi := make([]float64, len(cands)), make([]float64, len(cands))
+	st := vs.stride
+	w2 := max(1, min(workers, len(cands)/(4*scanChunk)))
+	parallel(w2, func(w int) {
+		for i := w * len(cands) / w2; i < (w+1)*len(cands)/w2; i++ {
+			s := cands[i]
+			a := xscale * vs.scale[s] * float64(dotI8(code, vs.q8[int(s)*st:(int(s)+1)*st]))
+			b := vs.bound(s, xerr)
+			lo[i], hi[i] = a-b, a+b
+		}
+	})
+	h := make(loHeap, 0, want)
+	for _, l := range lo {
+		h.offer(l, want)
+	}
+	tau := math.Inf(-1)
+	if len(h) == want {
+		tau = h[0]
+	}
+	surv := cands[:0]
+	for i, s := range cands {
+		if hi[i] >= tau {
+			surv = append(surv, s)
+		}
+	}
+	return append(nan, vs.exactTop(x, xss, surv, want, workers)...), all
+}
