@@ -28,8 +28,8 @@ const noHam = math.MaxUint16
 // hamScratch is TopKApprox's per-slot buffer, reused across searches.
 var hamScratch = sync.Pool{New: func() any { return new([]uint16) }}
 
-// hamming is the number of differing bits of two sign codes.
-func hamming(a, b []uint64) int {
+// hammingGo is the portable hamming.
+func hammingGo(a, b []uint64) int {
 	b = b[:len(a)]
 	h := 0
 	for i, x := range a {

@@ -163,3 +163,19 @@ func BenchmarkTopK(b *testing.B) {
 		})
 	}
 }
+
+// TestHammingKernel: the AVX2 kernel counts as the portable loop does.
+func TestHammingKernel(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(17, 18))
+	for words := 4; words <= 256; words += 4 {
+		a, b := make([]uint64, words), make([]uint64, words)
+		for i := range a {
+			a[i], b[i] = r.Uint64(), r.Uint64()
+		}
+		b[words-1] = ^a[words-1] // a block of all-differing bits
+		if got, want := hamming(a, b), hammingGo(a, b); got != want {
+			t.Fatalf("%d words: %d, want %d", words, got, want)
+		}
+	}
+}

@@ -19,7 +19,20 @@ func quantU4AVX2(v *float32, dst *byte, blocks int, k, inv, scale float64) float
 //go:noescape
 func dot64AVX2(a, b *float32, n int) float64
 
+//go:noescape
+func hammingAVX2(x, v *uint64, words int) int
+
 var hasAVX2 = cpu.X86.HasAVX2
+
+// hamming is the number of differing bits of two sign codes (the AVX2
+// kernel for whole blocks of 4 words, as the sets' codes are).
+func hamming(a, b []uint64) int {
+	if !hasAVX2 || len(a) == 0 || len(a)%4 != 0 {
+		return hammingGo(a, b)
+	}
+	_ = b[len(a)-1]
+	return hammingAVX2(&a[0], &b[0], len(a))
+}
 
 // dot64 is Σ a[i]·b[i] in float64, exactly as dot64Go sums it.
 func dot64(a, b []float32) float64 {

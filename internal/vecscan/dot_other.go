@@ -15,3 +15,6 @@ func dotU4(x []int8, v []byte) int32 { return dotU4Go(x, v) }
 func quantI8Fast(v []float32, dst []int8, k, inv, scale float64) (int, float64) { return 0, 0 }
 
 func quantU4Fast(v []float32, dst []byte, k, inv, scale float64) (int, float64) { return 0, 0 }
+
+// hamming is the number of differing bits of two sign codes.
+func hamming(a, b []uint64) int { return hammingGo(a, b) }

@@ -69,7 +69,7 @@ type Set struct {
 	// vector is positive. TopKApprox ranks every vector by the Hamming
 	// distance of its code to the query's (a vector of 1,536 dimensions:
 	// 24 words, 192 bytes) before ranking the nearest exactly.
-	words1 int
+	words1 int      // (dims+63)/64 rounded up to a multiple of 4 (the AVX2 kernel's block)
 	q1     []uint64 // words1 per slot
 
 	slot    map[int64]int32     // chunk rid → slot
@@ -77,7 +77,7 @@ type Set struct {
 }
 
 func New(dims int) *Set {
-	return &Set{dims: dims, stride: strideOf(dims), stride4: stride4Of(dims), words1: (dims + 63) / 64,
+	return &Set{dims: dims, stride: strideOf(dims), stride4: stride4Of(dims), words1: (dims + 255) / 256 * 4,
 		slot: map[int64]int32{}, byChunk: map[uuid.UUID]int32{}}
 }
 
