@@ -28,6 +28,13 @@ const noHam = math.MaxUint16
 // hamScratch is TopKApprox's per-slot buffer, reused across searches.
 var hamScratch = sync.Pool{New: func() any { return new([]uint16) }}
 
+// hammingsGo is the portable hammings.
+func hammingsGo(x, v []uint64, words int, out []uint16) {
+	for j := range out {
+		out[j] = uint16(hammingGo(x, v[j*words:(j+1)*words]))
+	}
+}
+
 // hammingGo is the portable hamming.
 func hammingGo(a, b []uint64) int {
 	b = b[:len(a)]
@@ -67,6 +74,10 @@ func (vs *Set) TopKApprox(x []float32, admitted []bool, k, candidates, workers i
 	nans := make([][]Scored, workers)
 	var next atomic.Int64
 	w1 := vs.words1
+	distBuf := make([][]uint16, workers)
+	for w := range distBuf {
+		distBuf[w] = make([]uint16, scanChunk)
+	}
 	parallel(workers, func(w int) {
 		hist := make([]int32, vs.dims+1)
 		defer func() { hists[w] = hist }()
@@ -75,19 +86,40 @@ func (vs *Set) TopKApprox(x []float32, admitted []bool, k, candidates, workers i
 			if c >= chunks {
 				return
 			}
-			for s := c * scanChunk; s < min(n, (c+1)*scanChunk); s++ {
-				if !admitted[vs.ent[s]] {
+			lo, hi := c*scanChunk, min(n, (c+1)*scanChunk)
+			// Mark the slots out of the ranking; where most are in it,
+			// one kernel call computes the chunk's distances.
+			in := 0
+			for s := lo; s < hi; s++ {
+				switch {
+				case !admitted[vs.ent[s]]:
 					ham[s] = noHam
-					continue
-				}
-				if vs.ss[s] == 0 {
+				case vs.ss[s] == 0:
 					ham[s] = noHam
 					nans[w] = append(nans[w], Scored{Slot: int32(s), RID: vs.rid[s], Chunk: vs.chunk[s], Sim: math.NaN()})
-					continue
+				default:
+					ham[s] = 0
+					in++
 				}
-				h := hamming(vs.q1[s*w1:(s+1)*w1], xb)
-				ham[s] = uint16(h)
-				hist[h]++
+			}
+			if 2*in >= hi-lo {
+				dist := distBuf[w][:hi-lo]
+				hammings(xb, vs.q1[lo*w1:hi*w1], w1, dist)
+				for s := lo; s < hi; s++ {
+					if ham[s] == 0 {
+						h := dist[s-lo]
+						ham[s] = h
+						hist[h]++
+					}
+				}
+				continue
+			}
+			for s := lo; s < hi; s++ {
+				if ham[s] == 0 {
+					h := hamming(vs.q1[s*w1:(s+1)*w1], xb)
+					ham[s] = uint16(h)
+					hist[h]++
+				}
 			}
 		}
 	})
@@ -101,31 +133,41 @@ func (vs *Set) TopKApprox(x []float32, admitted []bool, k, candidates, workers i
 	}
 	want := k - len(nan)
 	// The cut-off: the smallest distance within which lie at least
-	// candidates vectors (every one, when fewer are admitted).
-	cut, seen := vs.dims, int32(0)
-	for h := 0; h <= vs.dims; h++ {
-		for _, hist := range hists {
-			seen += hist[h]
-		}
-		if int(seen) >= candidates {
-			cut = h
-			break
+	// candidates vectors (every one, when fewer are admitted). Of the
+	// vectors at the cut-off distance, the first in slot order fill the
+	// candidates: the distances crowd (an embedding's mean is far from
+	// zero, so every code shares its signs), and taking every tie took up
+	// to eight times the candidates at a million vectors.
+	var admittedN int
+	for _, hist := range hists {
+		for _, c := range hist {
+			admittedN += int(c)
 		}
 	}
-	all := cut == vs.dims // no cut-off: every admitted vector
+	all := admittedN <= candidates
+	cut, atCut := vs.dims, candidates // atCut: how many at the cut-off distance to take
 	if !all {
-		var admittedN int32
-		for _, hist := range hists {
-			for _, c := range hist {
-				admittedN += c
+		below := 0
+		for h := 0; h <= vs.dims; h++ {
+			inBin := 0
+			for _, hist := range hists {
+				inBin += int(hist[h])
 			}
+			if below+inBin >= candidates {
+				cut, atCut = h, candidates-below
+				break
+			}
+			below += inBin
 		}
-		all = admittedN == seen
 	}
-	var cands []int32
+	cands := make([]int32, 0, min(candidates, admittedN))
 	for s, h := range ham {
-		if int(h) <= cut {
+		switch {
+		case int(h) < cut:
 			cands = append(cands, int32(s))
+		case int(h) == cut && atCut > 0:
+			cands = append(cands, int32(s))
+			atCut--
 		}
 	}
 	// The int8 interval of each candidate; only those whose upper bound

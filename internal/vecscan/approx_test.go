@@ -178,4 +178,20 @@ func TestHammingKernel(t *testing.T) {
 			t.Fatalf("%d words: %d, want %d", words, got, want)
 		}
 	}
+	// The batch kernel, over codes of 24 words (1,536 dimensions).
+	const words, n = 24, 37
+	x, v := make([]uint64, words), make([]uint64, words*n)
+	for i := range x {
+		x[i] = r.Uint64()
+	}
+	for i := range v {
+		v[i] = r.Uint64()
+	}
+	copy(v[5*words:], x) // distance 0
+	got, want := make([]uint16, n), make([]uint16, n)
+	hammings(x, v, words, got)
+	hammingsGo(x, v, words, want)
+	if !slices.Equal(got, want) || got[5] != 0 {
+		t.Fatalf("hammings: %v, want %v", got, want)
+	}
 }

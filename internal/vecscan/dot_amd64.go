@@ -22,6 +22,21 @@ func dot64AVX2(a, b *float32, n int) float64
 //go:noescape
 func hammingAVX2(x, v *uint64, words int) int
 
+//go:noescape
+func hammingsAVX2(x, v *uint64, words, n int, out *uint16)
+
+// hammings writes to out[j] the hamming distance of x and the j-th code
+// of words words in v, for j < len(out).
+func hammings(x, v []uint64, words int, out []uint16) {
+	if !hasAVX2 || len(out) == 0 || words == 0 || words%4 != 0 {
+		hammingsGo(x, v, words, out)
+		return
+	}
+	_ = x[words-1]
+	_ = v[len(out)*words-1]
+	hammingsAVX2(&x[0], &v[0], words, len(out), &out[0])
+}
+
 var hasAVX2 = cpu.X86.HasAVX2
 
 // hamming is the number of differing bits of two sign codes (the AVX2

@@ -18,3 +18,7 @@ func quantU4Fast(v []float32, dst []byte, k, inv, scale float64) (int, float64) 
 
 // hamming is the number of differing bits of two sign codes.
 func hamming(a, b []uint64) int { return hammingGo(a, b) }
+
+// hammings writes to out[j] the hamming distance of x and the j-th code
+// of words words in v.
+func hammings(x, v []uint64, words int, out []uint16) { hammingsGo(x, v, words, out) }
