@@ -20,9 +20,6 @@ func quantU4AVX2(v *float32, dst *byte, blocks int, k, inv, scale float64) float
 func dot64AVX2(a, b *float32, n int) float64
 
 //go:noescape
-func hammingAVX2(x, v *uint64, words int) int
-
-//go:noescape
 func hammingsAVX2(x, v *uint64, words, n int, out *uint16)
 
 // hammings writes to out[j] the hamming distance of x and the j-th code
@@ -45,8 +42,9 @@ func hamming(a, b []uint64) int {
 	if !hasAVX2 || len(a) == 0 || len(a)%4 != 0 {
 		return hammingGo(a, b)
 	}
-	_ = b[len(a)-1]
-	return hammingAVX2(&a[0], &b[0], len(a))
+	var out [1]uint16
+	hammings(a, b, len(a), out[:])
+	return int(out[0])
 }
 
 // dot64 is Σ a[i]·b[i] in float64, exactly as dot64Go sums it.

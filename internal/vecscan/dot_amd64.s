@@ -255,56 +255,12 @@ loop64:
 	MOVSD        X0, ret+24(FP)
 	RET
 
-// func hammingAVX2(x, v *uint64, words int) int
-//
-// The number of differing bits of x[:words] and v[:words]; words is a
-// positive multiple of 4. Each 32-byte block's XOR is counted by nibble
-// lookup (VPSHUFB) and summed into 64-bit lanes (VPSADBW), so any length
-// is safe.
-TEXT ·hammingAVX2(SB), NOSPLIT, $0-32
-	MOVQ x+0(FP), SI
-	MOVQ v+8(FP), DI
-	MOVQ words+16(FP), CX
-	MOVQ $0x0302020102010100, AX
-	VMOVQ AX, X6
-	MOVQ $0x0403030203020201, AX
-	VPINSRQ $1, AX, X6, X6
-	VINSERTI128 $1, X6, Y6, Y6
-	MOVL $0x0f0f0f0f, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Y7
-	VPXOR Y0, Y0, Y0
-	VPXOR Y3, Y3, Y3
-
-loopH:
-	VMOVDQU (SI), Y1
-	VPXOR   (DI), Y1, Y1
-	VPSRLW  $4, Y1, Y2
-	VPAND   Y7, Y1, Y1
-	VPAND   Y7, Y2, Y2
-	VPSHUFB Y1, Y6, Y1
-	VPSHUFB Y2, Y6, Y2
-	VPADDB  Y2, Y1, Y1
-	VPSADBW Y3, Y1, Y1
-	VPADDQ  Y1, Y0, Y0
-	ADDQ    $32, SI
-	ADDQ    $32, DI
-	SUBQ    $4, CX
-	JNZ     loopH
-
-	VEXTRACTI128 $1, Y0, X1
-	VPADDQ       X1, X0, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDQ       X1, X0, X0
-	VMOVQ        X0, AX
-	VZEROUPPER
-	MOVQ         AX, ret+24(FP)
-	RET
-
 // func hammingsAVX2(x, v *uint64, words, n int, out *uint16)
 //
 // out[j] = the differing bits of x[:words] and v[j·words:(j+1)·words] for
 // j < n (n ≥ 1; words a positive multiple of 4; each count below 2^16).
+// Each 32-byte block's XOR is counted by nibble lookup (VPSHUFB) and summed
+// into 64-bit lanes (VPSADBW).
 TEXT ·hammingsAVX2(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), SI
 	MOVQ v+8(FP), DI
