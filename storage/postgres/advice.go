@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -105,4 +106,38 @@ func size(b int64) string {
 	default:
 		return fmt.Sprintf("%d KiB", b>>10)
 	}
+}
+
+// memIndexShape is what memIndexAdvice judges: one workspace's loaded
+// in-memory index and the settings it runs under.
+type memIndexShape struct {
+	Vectors     int   // vectors held, every model's
+	VectorBytes int64 // their arrays
+	Half        bool  // Config.MemoryIndexHalf
+	Candidates  int   // Config.MemoryIndexCandidates
+	MemoryLimit int64 // the Go runtime's soft memory limit (math.MaxInt64: none)
+}
+
+// Thresholds of memIndexAdvice.
+const (
+	adviseLimitAbove      = 1 << 30 // vector bytes above which a memory limit matters
+	adviseHalfAbove       = 2 << 30 // float32 vector bytes above which half precision pays
+	adviseCandidatesAbove = 200_000 // vectors above which an exact scan costs tens of ms
+)
+
+// memIndexAdvice returns a warning, with its fix, for each way a loaded
+// in-memory index will make the process slow or risk running out of
+// memory.
+func memIndexAdvice(m memIndexShape) []string {
+	var out []string
+	if m.VectorBytes > adviseLimitAbove && m.MemoryLimit == math.MaxInt64 {
+		out = append(out, fmt.Sprintf("the in-memory index holds %s of vectors and no memory limit is set: the garbage collector may let the heap reach twice what is live; set GOMEMLIMIT near the memory this process may use", size(m.VectorBytes)))
+	}
+	if !m.Half && m.VectorBytes > adviseHalfAbove {
+		out = append(out, fmt.Sprintf("the in-memory index holds %s of float32 vectors: DATABASE_MEMORY_INDEX_HALF=true keeps them in two thirds of that (recall@10 0.995 against float32 ranking at a million chunks)", size(m.VectorBytes)))
+	}
+	if m.Candidates == 0 && m.Vectors > adviseCandidatesAbove {
+		out = append(out, fmt.Sprintf("the in-memory index ranks %d vectors exactly per search (tens of ms of CPU each): DATABASE_MEMORY_INDEX_CANDIDATES=10000 ranks the 10,000 nearest by sign code exactly (recall@10 0.995 at a million chunks)", m.Vectors))
+	}
+	return out
 }

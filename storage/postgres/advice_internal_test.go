@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -32,5 +33,25 @@ func TestAdvise(t *testing.T) {
 	bq.HNSW = map[string]int64{"chunks_embedding_bq_m2": 5 << 30}
 	if a := advise(bq); len(a) != 1 || !strings.Contains(a[0], "chunks_embedding_bq_m2 is 5.0 GiB") || strings.Contains(a[0], "DATABASE_VECTOR_INDEX") {
 		t.Errorf("binary index above shared_buffers: %v", a)
+	}
+}
+
+func TestMemIndexAdvice(t *testing.T) {
+	t.Parallel()
+	million := memIndexShape{Vectors: 1_000_000, VectorBytes: 8 << 30, MemoryLimit: math.MaxInt64}
+	got := strings.Join(memIndexAdvice(million), "\n")
+	for _, want := range []string{"holds 8.0 GiB of vectors and no memory limit is set", "GOMEMLIMIT",
+		"DATABASE_MEMORY_INDEX_HALF=true", "ranks 1000000 vectors exactly", "DATABASE_MEMORY_INDEX_CANDIDATES=10000"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("advice lacks %q:\n%s", want, got)
+		}
+	}
+	tuned := memIndexShape{Vectors: 1_000_000, VectorBytes: 5 << 30, Half: true, Candidates: 10_000, MemoryLimit: 16 << 30}
+	if a := memIndexAdvice(tuned); len(a) != 0 {
+		t.Errorf("a tuned index gets advice: %v", a)
+	}
+	small := memIndexShape{Vectors: 6_000, VectorBytes: 50 << 20, MemoryLimit: math.MaxInt64}
+	if a := memIndexAdvice(small); len(a) != 0 {
+		t.Errorf("a small index gets advice: %v", a)
 	}
 }

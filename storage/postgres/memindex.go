@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -356,7 +357,18 @@ func (m *memIndex) startLoad(sp *memSpace) {
 			}
 			return
 		}
-		m.s.log.Info("postgres: in-memory index loaded", "workspace", sp.ws, "chunks", n, "took", time.Since(start).Round(time.Millisecond))
+		shape := memIndexShape{Half: sp.half, Candidates: m.s.cfg.MemoryIndexCandidates, MemoryLimit: debug.SetMemoryLimit(-1)}
+		sp.mu.RLock()
+		for _, vs := range sp.sets {
+			shape.Vectors += vs.Len()
+			shape.VectorBytes += vs.Bytes()
+		}
+		sp.mu.RUnlock()
+		m.s.log.Info("postgres: in-memory index loaded", "workspace", sp.ws, "chunks", n, "vector_bytes", shape.VectorBytes,
+			"took", time.Since(start).Round(time.Millisecond))
+		for _, a := range memIndexAdvice(shape) {
+			m.s.log.Warn("postgres: "+a, "workspace", sp.ws)
+		}
 	}()
 }
 
