@@ -81,46 +81,44 @@ func (vs *Set) TopKApprox(x []float32, admitted []bool, k, candidates, workers i
 	parallel(workers, func(w int) {
 		hist := make([]int32, vs.dims+1)
 		defer func() { hists[w] = hist }()
+		dense := true
 		for {
 			c := int(next.Add(1) - 1)
 			if c >= chunks {
 				return
 			}
 			lo, hi := c*scanChunk, min(n, (c+1)*scanChunk)
-			// Mark the slots out of the ranking; where most are in it,
-			// one kernel call computes the chunk's distances.
+			// One pass over the chunk. Where the last chunk's slots were
+			// mostly in the ranking, one kernel call first computes every
+			// distance of this one; otherwise each admitted slot's is
+			// computed alone (a narrow filter).
+			var dist []uint16
+			if dense {
+				dist = distBuf[w][:hi-lo]
+				hammings(xb, vs.q1[lo*w1:hi*w1], w1, dist)
+			}
 			in := 0
 			for s := lo; s < hi; s++ {
-				switch {
-				case !admitted[vs.ent[s]]:
+				if !admitted[vs.ent[s]] {
 					ham[s] = noHam
-				case vs.ss[s] == 0:
+					continue
+				}
+				if vs.ss[s] == 0 {
 					ham[s] = noHam
 					nans[w] = append(nans[w], Scored{Slot: int32(s), RID: vs.rid[s], Chunk: vs.chunk[s], Sim: math.NaN()})
-				default:
-					ham[s] = 0
-					in++
+					continue
 				}
-			}
-			if 2*in >= hi-lo {
-				dist := distBuf[w][:hi-lo]
-				hammings(xb, vs.q1[lo*w1:hi*w1], w1, dist)
-				for s := lo; s < hi; s++ {
-					if ham[s] == 0 {
-						h := dist[s-lo]
-						ham[s] = h
-						hist[h]++
-					}
+				var h uint16
+				if dense {
+					h = dist[s-lo]
+				} else {
+					h = uint16(hamming(vs.q1[s*w1:(s+1)*w1], xb))
 				}
-				continue
+				ham[s] = h
+				hist[h]++
+				in++
 			}
-			for s := lo; s < hi; s++ {
-				if ham[s] == 0 {
-					h := hamming(vs.q1[s*w1:(s+1)*w1], xb)
-					ham[s] = uint16(h)
-					hist[h]++
-				}
-			}
+			dense = 2*in >= hi-lo
 		}
 	})
 	var nan []Scored
