@@ -240,6 +240,22 @@ func run(ctx context.Context, get config.Getenv, logOut io.Writer, ready chan<- 
 		return err
 	}
 	log.Info("serving workspaces", "workspaces", dir.Names())
+	// With DATABASE_MEMORY_INDEX each workspace's index loads now, in the
+	// background, rather than on its first search (which PostgreSQL
+	// answers until the load is done: slowly at a million chunks, and
+	// exactly in SQL with DATABASE_VECTOR_INDEX=none).
+	if w, ok := store.(interface {
+		WarmMemoryIndex(context.Context, string) error
+	}); ok && env.DatabaseMemoryIndex {
+		names := dir.Names()
+		go func() {
+			for _, ws := range names {
+				if err := w.WarmMemoryIndex(workerCtx, ws); err != nil && workerCtx.Err() == nil {
+					log.Warn("could not load the in-memory index at start; searches use PostgreSQL until a later load succeeds", "workspace", ws, "err", err)
+				}
+			}
+		}()
+	}
 	if sched != nil {
 		log.Info("scheduled backups", "interval", sched.Interval.String(), "dir", sched.Dir, "keep", sched.Keep,
 			"encrypted", len(sched.Recipients) > 0)

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/postgram-go/postgram/internal/pgtest"
 	"github.com/postgram-go/postgram/web"
 )
 
@@ -259,5 +260,23 @@ func TestWebMountedAtRoot(t *testing.T) {
 		t.Fatal(err)
 	} else if resp.Body.Close(); resp.StatusCode != 401 {
 		t.Errorf("POST /mcp without a key: %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestMemoryIndexWarmsAtStart: with DATABASE_MEMORY_INDEX the server loads
+// each workspace's in-memory index at start, before any search.
+func TestMemoryIndexWarmsAtStart(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Schema(t)
+	_, logs := start(t, map[string]string{"DATABASE_URL": url, "DATABASE_MEMORY_INDEX": "true", "EMBEDDING_PROVIDER": "deterministic"})
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "in-memory index loaded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no in-memory index loaded at start:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), `"workspace":"default"`) {
+		t.Errorf("the load's log names no workspace:\n%s", logs)
 	}
 }
