@@ -44,6 +44,8 @@ type qualityOptions struct {
 	databaseURL string
 	existing    bool
 	memIndex    bool
+	memHalf     bool
+	memCands    int
 	keyField    string
 	rankings    []string
 	split       string
@@ -66,6 +68,8 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&o.store, "store", "sqlite", "backend to seed: sqlite or postgres")
 	fs.StringVar(&o.databaseURL, "database-url", defaultDatabaseURL(), "PostgreSQL for --store postgres")
 	fs.BoolVar(&o.memIndex, "memory-index", false, "with --store postgres: search on the store's in-process index (postgres.Config.MemoryIndex), loaded after seeding")
+	fs.BoolVar(&o.memHalf, "memory-index-half", false, "with --memory-index: its vectors in half precision (postgres.Config.MemoryIndexHalf)")
+	fs.IntVar(&o.memCands, "memory-index-candidates", 0, "with --memory-index: rank exactly only this many sign-code candidates per vector search (postgres.Config.MemoryIndexCandidates)")
 	fs.BoolVar(&o.existing, "existing", false, "run against the configured store (as postgram-server opens it) without seeding")
 	fs.StringVar(&o.keyField, "key-field", "bench_key", "metadata field holding an entity's label key")
 	rankings := fs.String("ranking", "default", "comma-separated rankings to compare: default (the library's), seed, v2")
@@ -103,6 +107,12 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		if o.memIndex && (o.store != "postgres" || o.existing) {
 			return fmt.Errorf("--memory-index needs --store postgres and a seeded store")
+		}
+		if (o.memHalf || o.memCands != 0) && !o.memIndex {
+			return fmt.Errorf("--memory-index-half and --memory-index-candidates need --memory-index")
+		}
+		if o.memCands < 0 {
+			return fmt.Errorf("--memory-index-candidates must not be negative")
 		}
 		switch o.split {
 		case quality.SplitDev, quality.SplitHeldOut, "all":
@@ -362,7 +372,7 @@ func qualityClient(ctx context.Context, o qualityOptions, set *quality.Set, stde
 			admin.Close()
 			return nil, nil, err
 		}
-		s, err := postgres.Open(ctx, postgres.Config{URL: dsn, MemoryIndex: o.memIndex})
+		s, err := postgres.Open(ctx, postgres.Config{URL: dsn, MemoryIndex: o.memIndex, MemoryIndexHalf: o.memHalf, MemoryIndexCandidates: o.memCands})
 		if err != nil {
 			admin.Close()
 			return nil, nil, err
