@@ -195,3 +195,36 @@ func TestHammingKernel(t *testing.T) {
 		t.Fatalf("hammings: %v, want %v", got, want)
 	}
 }
+
+// TestSignCode: bit i is set exactly when v[i] > 0, zeros of either sign
+// and subnormals included, for lengths that do not fill the last word.
+func TestSignCode(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(19, 20))
+	special := []float32{0, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, math.MaxFloat32, -1}
+	for _, dims := range []int{1, 3, 63, 64, 65, 100, 256, 1536} {
+		v := make([]float32, dims)
+		for i := range v {
+			if i%5 == 0 {
+				v[i] = special[r.IntN(len(special))]
+			} else {
+				v[i] = float32(r.NormFloat64())
+			}
+		}
+		words := (dims + 255) / 256 * 4
+		got := make([]uint64, words)
+		for i := range got {
+			got[i] = ^uint64(0) // stale bits must go
+		}
+		signCode(v, got)
+		want := make([]uint64, words)
+		for i, x := range v {
+			if x > 0 {
+				want[i/64] |= 1 << (i % 64)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d dims: %x, want %x", dims, got, want)
+		}
+	}
+}

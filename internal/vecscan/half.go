@@ -29,13 +29,13 @@ func toHalf(x float32) uint16 {
 	}
 	e := exp - 127 + 15
 	if e >= 1 {
-		// Normal: round the 23-bit mantissa to 10 bits, ties to even; a
-		// carry out of the mantissa raises the exponent, as it should.
-		h := uint32(e)<<10 | mant>>13
-		rest := mant & 0x1fff
-		if rest > 0x1000 || rest == 0x1000 && h&1 == 1 {
-			h++
-		}
+		// Normal: round the 23-bit mantissa to 10 bits, ties to even,
+		// without a branch (adding 0xfff plus the kept part's lowest bit
+		// carries exactly when the dropped part is above half, or half
+		// with an odd kept part); a carry out of the mantissa raises the
+		// exponent, as it should.
+		m := mant + 0xfff + (mant>>13)&1
+		h := uint32(e)<<10 + m>>13
 		if h >= 0x7c00 { // rounded past the largest finite value
 			return sign | 0x7bff
 		}

@@ -137,3 +137,37 @@ func TestHalfTopKIsExact(t *testing.T) {
 		t.Fatalf("recall@10 %.3f < 0.95", recall)
 	}
 }
+
+// BenchmarkPut stores 1,536-dimension vectors (codes included), float32
+// and half precision, replacing 10,000 slots round robin.
+func BenchmarkPut(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	vecs := make([][]float32, 64)
+	for i := range vecs {
+		vecs[i] = make([]float32, 1536)
+		for j := range vecs[i] {
+			vecs[i][j] = float32(r.NormFloat64() * 0.03)
+		}
+	}
+	ids := make([]uuid.UUID, 10_000)
+	for i := range ids {
+		ids[i] = uuid.New()
+	}
+	for _, half := range []bool{false, true} {
+		name := "float32"
+		if half {
+			name = "half"
+		}
+		b.Run(name, func(b *testing.B) {
+			vs := New(1536)
+			if half {
+				vs = NewHalf(1536)
+			}
+			i := 0
+			for b.Loop() {
+				vs.Put(int64(i%len(ids)+1), ids[i%len(ids)], 0, vecs[i%len(vecs)])
+				i++
+			}
+		})
+	}
+}

@@ -50,10 +50,12 @@ type Set struct {
 	f32   []float32   // dims per slot (none in a half-precision set)
 	half  bool        // vectors kept as binary16 in f16 (NewHalf)
 	f16   []uint16    // dims per slot, in a half-precision set
-	q8    []int8      // stride per slot
-	ss    []float64   // squared norm per slot (0: a zero vector)
-	scale []float64   // int8 scale of the unit vector
-	errb  []float64   // ‖u − scale·q‖
+
+	putBuf []float32 // Put's decoded rounded vector (half precision)
+	q8     []int8    // stride per slot
+	ss     []float64 // squared norm per slot (0: a zero vector)
+	scale  []float64 // int8 scale of the unit vector
+	errb   []float64 // ‖u − scale·q‖
 
 	// The 4-bit code: in each block of 32 bytes, byte j holds code c+8 of
 	// the unit vector's element 64·block+j in its low nibble and of
@@ -204,10 +206,23 @@ func (vs *Set) Put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
 		vs.chunk[s], vs.ent[s] = chunk, ent
 	}
 	if vs.half {
-		encodeHalf(v, vs.f16[int(s)*vs.dims:(int(s)+1)*vs.dims])
-	} else {
-		copy(vs.f32[int(s)*vs.dims:(int(s)+1)*vs.dims], v)
+		// The codes of the rounded vector, decoded into the set's own
+		// buffer (Put has the set to itself; a buffer per call was 11% of
+		// a million-chunk load's CPU).
+		h := vs.f16[int(s)*vs.dims : (int(s)+1)*vs.dims]
+		encodeHalf(v, h)
+		vs.putBuf = slices.Grow(vs.putBuf[:0], vs.dims)[:vs.dims]
+		decodeHalf(h, vs.putBuf)
+		var ss float64
+		var m uint32
+		for _, x := range vs.putBuf {
+			ss += float64(x) * float64(x)
+			m = max(m, absBits(x))
+		}
+		vs.codeVector(int(s), vs.putBuf, ss, m)
+		return
 	}
+	copy(vs.f32[int(s)*vs.dims:(int(s)+1)*vs.dims], v)
 	vs.QuantizeSlots(int(s), int(s)+1)
 }
 
@@ -402,13 +417,25 @@ func (vs *Set) codeVector(s int, v []float32, ss float64, maxBits uint32) {
 	signCode(v, vs.q1[s*vs.words1:(s+1)*vs.words1])
 }
 
-// signCode writes v's sign code into dst (len(v)+63)/64 words.
+// signCode writes v's sign code into dst (len(v)+63)/64 words): bit i is
+// set when v[i] > 0. Branch-free (the signs of an embedding are a coin
+// toss to the branch predictor: the branchy loop was 7% of a
+// million-chunk load's CPU); v holds no NaN (pgvector refuses them).
 func signCode(v []float32, dst []uint64) {
 	clear(dst)
-	for i, x := range v {
-		if x > 0 {
-			dst[i>>6] |= 1 << (i & 63)
+	for w := range dst {
+		lo := w * 64
+		if lo >= len(v) {
+			break
 		}
+		var word uint64
+		for j, x := range v[lo:min(lo+64, len(v))] {
+			b := math.Float32bits(x)
+			// 1 when the sign bit is clear and the magnitude is not zero.
+			pos := (b>>31 ^ 1) & ((b&0x7fffffff + 0x7fffffff) >> 31)
+			word |= uint64(pos) << j
+		}
+		dst[w] = word
 	}
 }
 
