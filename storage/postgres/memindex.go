@@ -414,12 +414,9 @@ func (m *memIndex) load(ctx context.Context, sp *memSpace) (int, error) {
 		if err != nil {
 			return err
 		}
-		var buf []float32
-		return scanMemChunks(rows, &buf, func(c memChunkRow) {
-			if next.putChunk(c) {
-				n++
-			}
-		})
+		var err2 error
+		n, err2 = loadChunks(rows, next)
+		return err2
 	})
 	if err != nil {
 		return 0, fmt.Errorf("postgres: load the in-memory index: %w", mapErr(err))
@@ -469,11 +466,11 @@ func scanMemEntities(rows pgx.Rows, put func(kwindex.Entity)) error {
 	return rows.Err()
 }
 
-// scanMemChunks reads rows of memChunkCols (in binary). With buf, each
-// row's vector is decoded into *buf, valid until put returns (a load keeps
-// no vector slice, and so makes no garbage of 6 KB a chunk); without, each
-// row's vector is its own.
-func scanMemChunks(rows pgx.Rows, buf *[]float32, put func(memChunkRow)) error {
+// scanMemChunks reads rows of memChunkCols (in binary). With vecDst, each
+// row's vector is decoded into the empty slice vecDst returns for its
+// dimensions (a load reuses a few batches' arenas, and so makes no garbage
+// of 6 KB a chunk); without, each row's vector is its own.
+func scanMemChunks(rows pgx.Rows, vecDst func(dims int) []float32, put func(memChunkRow)) error {
 	defer rows.Close()
 	for rows.Next() {
 		var c memChunkRow
@@ -482,15 +479,12 @@ func scanMemChunks(rows pgx.Rows, buf *[]float32, put func(memChunkRow)) error {
 		}
 		if raw := rows.RawValues()[3]; raw != nil {
 			var dst []float32
-			if buf != nil {
-				dst = (*buf)[:0]
+			if vecDst != nil && len(raw) >= 2 {
+				dst = vecDst(int(binary.BigEndian.Uint16(raw)))
 			}
 			v, err := decodeVectorBinary(raw, dst)
 			if err != nil {
 				return fmt.Errorf("chunk %s: %w", c.id, err)
-			}
-			if buf != nil {
-				*buf = v
 			}
 			c.vec = v
 		}
@@ -988,4 +982,68 @@ func decodeVectorBinary(raw []byte, dst []float32) ([]float32, error) {
 		dst = append(dst, math.Float32frombits(binary.BigEndian.Uint32(raw[4+4*i:])))
 	}
 	return dst, nil
+}
+
+// loadBatch is how many chunk rows a load hands over at a time.
+const loadBatch = 256
+
+// chunkBatch is rows read by a load, their vectors in arena.
+type chunkBatch struct {
+	rows  []memChunkRow
+	arena []float32
+}
+
+// loadChunks stores the chunk rows into sp (not yet published) in two
+// goroutines: this one reads and decodes the rows, another stores them
+// (the keyword index's postings, the vectors' codes), so a load uses two
+// cores; three batches circulate between them. It returns how many
+// vectors it stored.
+func loadChunks(rows pgx.Rows, sp *memSpace) (int, error) {
+	free, full := make(chan *chunkBatch, 3), make(chan *chunkBatch, 3)
+	for range 3 {
+		free <- &chunkBatch{}
+	}
+	stored := make(chan int, 1)
+	go func() {
+		n := 0
+		for b := range full {
+			for _, c := range b.rows {
+				if sp.putChunk(c) {
+					n++
+				}
+			}
+			clear(b.rows) // drop the strings and tsvectors the index now holds
+			b.rows, b.arena = b.rows[:0], b.arena[:0]
+			free <- b
+		}
+		stored <- n
+	}()
+	cur := <-free
+	flush := func() {
+		full <- cur
+		cur = <-free
+	}
+	err := scanMemChunks(rows, func(dims int) []float32 {
+		if cap(cur.arena)-len(cur.arena) < dims {
+			if len(cur.rows) > 0 {
+				flush()
+			}
+			if cap(cur.arena) < loadBatch*dims {
+				cur.arena = make([]float32, 0, loadBatch*dims)
+			}
+		}
+		at := len(cur.arena)
+		cur.arena = cur.arena[:at+dims]
+		return cur.arena[at:at:at+dims]
+	}, func(c memChunkRow) {
+		cur.rows = append(cur.rows, c)
+		if len(cur.rows) == loadBatch {
+			flush()
+		}
+	})
+	if len(cur.rows) > 0 {
+		full <- cur
+	}
+	close(full)
+	return <-stored, err
 }
