@@ -1034,7 +1034,7 @@ func loadChunks(rows pgx.Rows, sp *memSpace) (int, error) {
 		}
 		at := len(cur.arena)
 		cur.arena = cur.arena[:at+dims]
-		return cur.arena[at:at:at+dims]
+		return cur.arena[at : at : at+dims]
 	}, func(c memChunkRow) {
 		cur.rows = append(cur.rows, c)
 		if len(cur.rows) == loadBatch {
