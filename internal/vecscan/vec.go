@@ -50,12 +50,12 @@ type Set struct {
 	f32   []float32   // dims per slot (none in a half-precision set)
 	half  bool        // vectors kept as binary16 in f16 (NewHalf)
 	f16   []uint16    // dims per slot, in a half-precision set
+	q8    []int8      // stride per slot
+	ss    []float64   // squared norm per slot (0: a zero vector)
+	scale []float64   // int8 scale of the unit vector
+	errb  []float64   // ‖u − scale·q‖
 
 	putBuf []float32 // Put's decoded rounded vector (half precision)
-	q8     []int8    // stride per slot
-	ss     []float64 // squared norm per slot (0: a zero vector)
-	scale  []float64 // int8 scale of the unit vector
-	errb   []float64 // ‖u − scale·q‖
 
 	// The 4-bit code: in each block of 32 bytes, byte j holds code c+8 of
 	// the unit vector's element 64·block+j in its low nibble and of
@@ -92,9 +92,6 @@ func NewHalf(dims int) *Set {
 	vs.half = true
 	return vs
 }
-
-// Half reports whether the set keeps its vectors in half precision.
-func (vs *Set) Half() bool { return vs.half }
 
 // Bytes is the memory the set's arrays take (their capacity; the maps
 // aside).
@@ -206,20 +203,10 @@ func (vs *Set) Put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
 		vs.chunk[s], vs.ent[s] = chunk, ent
 	}
 	if vs.half {
-		// The codes of the rounded vector, decoded into the set's own
-		// buffer (Put has the set to itself; a buffer per call was 11% of
-		// a million-chunk load's CPU).
-		h := vs.f16[int(s)*vs.dims : (int(s)+1)*vs.dims]
-		encodeHalf(v, h)
-		vs.putBuf = slices.Grow(vs.putBuf[:0], vs.dims)[:vs.dims]
-		decodeHalf(h, vs.putBuf)
-		var ss float64
-		var m uint32
-		for _, x := range vs.putBuf {
-			ss += float64(x) * float64(x)
-			m = max(m, absBits(x))
-		}
-		vs.codeVector(int(s), vs.putBuf, ss, m)
+		// Decoded into the set's own buffer (Put has the set to itself; a
+		// buffer per call was 11% of a million-chunk load's CPU).
+		encodeHalf(v, vs.f16[int(s)*vs.dims:(int(s)+1)*vs.dims])
+		vs.putBuf = vs.codeRounded(int(s), vs.putBuf)
 		return
 	}
 	copy(vs.f32[int(s)*vs.dims:(int(s)+1)*vs.dims], v)
@@ -299,13 +286,29 @@ func (vs *Set) vectorInto(s int32, buf []float32) []float32 {
 // ‖v‖², the code's scale and the exact norm of its error. Any rounding of
 // the code is correct: the error norm is measured on the code produced.
 func quantize(v []float32, dst []int8) (ss, scale, errNorm float64) {
-	var maxBits uint32
+	ss, maxBits := normMax(v)
+	scale, errNorm = quantizeWith(v, dst, ss, math.Float32frombits(maxBits))
+	return ss, scale, errNorm
+}
+
+// normMax returns ‖v‖² (a sequential float64 sum) and the bits of
+// max |v[i]| (absBits).
+func normMax(v []float32) (ss float64, maxBits uint32) {
 	for _, x := range v {
 		ss += float64(x) * float64(x)
 		maxBits = max(maxBits, absBits(x))
 	}
-	scale, errNorm = quantizeWith(v, dst, ss, math.Float32frombits(maxBits))
-	return ss, scale, errNorm
+	return ss, maxBits
+}
+
+// codeRounded writes the codes of slot s of a half-precision set, computed
+// on its rounded vector, which it decodes into buf (grown as needed) and
+// returns.
+func (vs *Set) codeRounded(s int, buf []float32) []float32 {
+	v := vs.vectorInto(int32(s), buf)
+	ss, m := normMax(v)
+	vs.codeVector(s, v, ss, m)
+	return v
 }
 
 // absBits is the bit pattern of |x|. For non-negative floats the patterns
@@ -357,15 +360,7 @@ func (vs *Set) QuantizeSlots(lo, hi int) {
 		// One at a time, on the rounded vector (the same sum as below).
 		var buf []float32
 		for ; s < hi; s++ {
-			v := vs.vectorInto(int32(s), buf)
-			buf = v
-			var ss float64
-			var m uint32
-			for _, x := range v {
-				ss += float64(x) * float64(x)
-				m = max(m, absBits(x))
-			}
-			vs.codeVector(s, v, ss, m)
+			buf = vs.codeRounded(s, buf)
 		}
 		return
 	}
@@ -393,12 +388,7 @@ func (vs *Set) QuantizeSlots(lo, hi int) {
 		vs.codeSlot(s+3, s3, m3)
 	}
 	for ; s < hi; s++ {
-		var ss float64
-		var m uint32
-		for _, x := range vs.f32[s*d : (s+1)*d] {
-			ss += float64(x) * float64(x)
-			m = max(m, absBits(x))
-		}
+		ss, m := normMax(vs.f32[s*d : (s+1)*d])
 		vs.codeSlot(s, ss, m)
 	}
 }

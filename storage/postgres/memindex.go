@@ -357,13 +357,9 @@ func (m *memIndex) startLoad(sp *memSpace) {
 			}
 			return
 		}
-		shape := memIndexShape{Half: sp.half, Candidates: m.s.cfg.MemoryIndexCandidates, MemoryLimit: debug.SetMemoryLimit(-1)}
-		sp.mu.RLock()
-		for _, vs := range sp.sets {
-			shape.Vectors += vs.Len()
-			shape.VectorBytes += vs.Bytes()
-		}
-		sp.mu.RUnlock()
+		st, _ := m.s.MemoryIndexStatus(sp.ws)
+		shape := memIndexShape{Vectors: st.Vectors, VectorBytes: st.VectorBytes, Half: sp.half,
+			Candidates: m.s.cfg.MemoryIndexCandidates, MemoryLimit: debug.SetMemoryLimit(-1)}
 		m.s.log.Info("postgres: in-memory index loaded", "workspace", sp.ws, "chunks", n, "vector_bytes", shape.VectorBytes,
 			"took", time.Since(start).Round(time.Millisecond))
 		for _, a := range memIndexAdvice(shape) {
@@ -769,14 +765,14 @@ func (s *Store) memVectorSearch(ctx context.Context, ws string, q driver.VectorQ
 			return res, true, fmt.Errorf("postgres: vector search: query has %d dimensions, the model's vectors %d: %w",
 				len(q.Vector), vs.Dims(), driver.ErrInvalidArgument)
 		}
+		candidates := s.cfg.MemoryIndexCandidates
 		if q.Strategy == driver.StrategyExact {
-			top = vs.TopK(q.Vector, sp.admitted(&q.Filter), q.Limit, s.mem.workers)
-		} else {
-			var all bool
-			top, all = vs.TopKApprox(q.Vector, sp.admitted(&q.Filter), q.Limit, s.cfg.MemoryIndexCandidates, s.mem.workers)
-			if !all {
-				res.Plan = "memory_approx"
-			}
+			candidates = 0 // TopKApprox is TopK then
+		}
+		var all bool
+		top, all = vs.TopKApprox(q.Vector, sp.admitted(&q.Filter), q.Limit, candidates, s.mem.workers)
+		if !all {
+			res.Plan = "memory_approx"
 		}
 	}
 	if len(q.Also) > 0 {
