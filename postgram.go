@@ -143,6 +143,14 @@ type WorkerConfig struct {
 	// once (in-process, and across processes when the store supports it).
 	// Default 30 seconds.
 	PollInterval time.Duration
+	// BatchWait is the least time between one loop's claims, unless the
+	// last claim came back full: work that arrives steadily (each write
+	// wakes the worker) then waits up to this long and is claimed, embedded
+	// and recorded in batches rather than one entity at a time, each batch
+	// costing the store a claim, a read and a transaction. A write waits at
+	// most this long more for its vectors; keyword search finds it at once.
+	// Default 20 milliseconds; negative: claim as soon as woken.
+	BatchWait time.Duration
 	// MaintenanceInterval is how often the worker prunes the persisted
 	// query cache. Default 1 hour.
 	MaintenanceInterval time.Duration
@@ -226,6 +234,9 @@ func (c *Config) defaults() {
 	}
 	if w.PollInterval == 0 {
 		w.PollInterval = 30 * time.Second
+	}
+	if w.BatchWait == 0 {
+		w.BatchWait = 20 * time.Millisecond
 	}
 	if w.MaintenanceInterval == 0 {
 		w.MaintenanceInterval = time.Hour

@@ -200,7 +200,7 @@ func (c *Client) Start(ctx context.Context) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c.loop(ctx, c.wakeCh, "enrichment", func(ctx context.Context) (int, error) {
+				c.loop(ctx, c.wakeCh, "enrichment", c.cfg.Worker.ClaimBatch, c.cfg.Worker.BatchWait, func(ctx context.Context) (int, error) {
 					_, n, err := c.enrichOnce(ctx)
 					return n, err
 				})
@@ -213,7 +213,7 @@ func (c *Client) Start(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.loop(ctx, c.extractWakeCh, "extraction", func(ctx context.Context) (int, error) {
+			c.loop(ctx, c.extractWakeCh, "extraction", c.cfg.Extraction.Concurrency, 0, func(ctx context.Context) (int, error) {
 				_, n, err := c.extractOnce(ctx)
 				return n, err
 			})
@@ -283,13 +283,21 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 }
 
-// loop runs one kind of queue work (once claims a batch and returns how
-// many it claimed) whenever wake fires or the poll interval passes, until
-// ctx ends.
-func (c *core) loop(ctx context.Context, wake chan struct{}, kind string, once func(context.Context) (int, error)) {
+// loop runs one kind of queue work (once claims a batch of at most batch
+// entities and returns how many it claimed) whenever wake fires or the poll
+// interval passes, until ctx ends. A claim that comes back short found
+// everything then claimable, so the loop waits for the next wake instead of
+// asking again: a write wakes it after its commit, and the poll covers
+// retries coming due and expired leases. (Asking again at once cost an
+// empty claim per batch, each a scan of the queue's index.) Claims that
+// come back short are at least gather apart (WorkerConfig.BatchWait).
+func (c *core) loop(ctx context.Context, wake chan struct{}, kind string, batch int, gather time.Duration, once func(context.Context) (int, error)) {
 	poll := time.NewTimer(0)
 	defer poll.Stop()
+	hold := time.NewTimer(0)
+	defer hold.Stop()
 	failures := 0
+	var last time.Time // the last short claim
 	for {
 		select {
 		case <-ctx.Done():
@@ -297,7 +305,16 @@ func (c *core) loop(ctx context.Context, wake chan struct{}, kind string, once f
 		case <-wake:
 		case <-poll.C:
 		}
+		if wait := gather - time.Since(last); gather > 0 && wait > 0 {
+			hold.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-hold.C:
+			}
+		}
 		for ctx.Err() == nil {
+			start := time.Now()
 			n, err := once(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -314,7 +331,8 @@ func (c *core) loop(ctx context.Context, wake chan struct{}, kind string, once f
 				continue
 			}
 			failures = 0
-			if n == 0 {
+			if n < batch {
+				last = start
 				break
 			}
 			// More work may remain: let a sibling loop help.

@@ -60,6 +60,7 @@ func (vs *Set) TopKApprox(x []float32, admitted []bool, k, candidates, workers i
 	if xss == 0 {
 		return vs.TopK(x, admitted, k, workers), true // every similarity is NaN
 	}
+	xq := newI8Query(code)
 	xb := make([]uint64, vs.words1)
 	signCode(x, xb)
 	buf := hamScratch.Get().(*[]uint16)
@@ -176,7 +177,7 @@ func (vs *Set) TopKApprox(x []float32, admitted []bool, k, candidates, workers i
 	parallel(w2, func(w int) {
 		for i := w * len(cands) / w2; i < (w+1)*len(cands)/w2; i++ {
 			s := cands[i]
-			a := xscale * vs.scale[s] * float64(dotI8(code, vs.q8[int(s)*st:(int(s)+1)*st]))
+			a := xscale * vs.scale[s] * float64(xq.dot(vs.q8[int(s)*st:(int(s)+1)*st]))
 			b := vs.bound(s, xerr)
 			lo[i], hi[i] = a-b, a+b
 		}

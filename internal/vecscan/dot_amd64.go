@@ -22,6 +22,23 @@ func dot64AVX2(a, b *float32, n int) float64
 //go:noescape
 func hammingsAVX2(x, v *uint64, words, n int, out *uint16)
 
+//go:noescape
+func dotSplitVNNI(lo, hi *byte, v *int8, n int) (a, b int32)
+
+// hasVNNI: AVX-512 with VNNI (and BW, VL for the kernel's byte and
+// 256-bit forms), with the OS saving the registers.
+var hasVNNI = cpu.X86.HasAVX512 && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
+
+// dotSplit returns dotSplitGo's sums; len(v) == len(lo) == len(hi), a
+// multiple of 32.
+func dotSplit(lo, hi []byte, v []int8) (a, b int32) {
+	if !hasVNNI || len(lo) == 0 {
+		return dotSplitGo(lo, hi, v)
+	}
+	_, _ = hi[len(lo)-1], v[len(lo)-1]
+	return dotSplitVNNI(&lo[0], &hi[0], &v[0], len(lo))
+}
+
 // hammings writes to out[j] the hamming distance of x and the j-th code
 // of words words in v, for j < len(out).
 func hammings(x, v []uint64, words int, out []uint16) {

@@ -310,3 +310,115 @@ blkLoop:
 
 	VZEROUPPER
 	RET
+
+// func dotSplitVNNI(lo, hi *byte, v *int8, n int) (a, b int32)
+//
+// For a query code split into bytes, x[i] = 256·hi[i] + lo[i] (hi signed,
+// lo unsigned), the two sums the AVX-512 VNNI instruction VPDPBUSD (four
+// unsigned × signed byte products added to each int32 lane) can form:
+// b = Σ lo[i]·v[i] and a = Σ hi[i]·(v[i]+128) (v's sign bit flipped makes
+// it unsigned). n is a positive multiple of 32. Four accumulators per sum
+// hide the instruction's latency; every lane stays far below 2³¹ (at most
+// 255·128 per product and n/16 products per lane).
+TEXT ·dotSplitVNNI(SB), NOSPLIT, $0-40
+	MOVQ lo+0(FP), SI
+	MOVQ hi+8(FP), R8
+	MOVQ v+16(FP), DI
+	MOVQ n+24(FP), CX
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z31
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	CMPQ CX, $256
+	JLT  loop64
+
+loop256:
+	VMOVDQU32 (DI), Z2
+	VMOVDQU32 64(DI), Z11
+	VMOVDQU32 128(DI), Z12
+	VMOVDQU32 192(DI), Z13
+	VMOVDQU32 (SI), Z3
+	VMOVDQU32 64(SI), Z14
+	VMOVDQU32 128(SI), Z15
+	VMOVDQU32 192(SI), Z16
+	VPDPBUSD  Z2, Z3, Z0
+	VPDPBUSD  Z11, Z14, Z5
+	VPDPBUSD  Z12, Z15, Z7
+	VPDPBUSD  Z13, Z16, Z9
+	VPXORD    Z31, Z2, Z2
+	VPXORD    Z31, Z11, Z11
+	VPXORD    Z31, Z12, Z12
+	VPXORD    Z31, Z13, Z13
+	VPDPBUSD  (R8), Z2, Z1
+	VPDPBUSD  64(R8), Z11, Z6
+	VPDPBUSD  128(R8), Z12, Z8
+	VPDPBUSD  192(R8), Z13, Z10
+	ADDQ      $256, DI
+	ADDQ      $256, SI
+	ADDQ      $256, R8
+	SUBQ      $256, CX
+	CMPQ      CX, $256
+	JGE       loop256
+
+loop64:
+	CMPQ      CX, $64
+	JLT       tail32
+	VMOVDQU32 (DI), Z2
+	VMOVDQU32 (SI), Z3
+	VPDPBUSD  Z2, Z3, Z0
+	VPXORD    Z31, Z2, Z2
+	VPDPBUSD  (R8), Z2, Z1
+	ADDQ      $64, DI
+	ADDQ      $64, SI
+	ADDQ      $64, R8
+	SUBQ      $64, CX
+	JMP       loop64
+
+tail32:
+	TESTQ     CX, CX
+	JZ        reduce
+	VPXORD    Y11, Y11, Y11
+	VPXORD    Y12, Y12, Y12
+	VMOVDQU32 (DI), Y2
+	VMOVDQU32 (SI), Y3
+	VPDPBUSD  Y2, Y3, Y11
+	VPXORD    Y31, Y2, Y2
+	VPDPBUSD  (R8), Y2, Y12
+	VPADDD    Z11, Z5, Z5
+	VPADDD    Z12, Z6, Z6
+
+reduce:
+	VPADDD Z5, Z0, Z0
+	VPADDD Z9, Z7, Z7
+	VPADDD Z7, Z0, Z0
+	VPADDD Z6, Z1, Z1
+	VPADDD Z10, Z8, Z8
+	VPADDD Z8, Z1, Z1
+	VEXTRACTI64X4 $1, Z0, Y2
+	VPADDD        Y2, Y0, Y0
+	VEXTRACTI64X4 $1, Z1, Y3
+	VPADDD        Y3, Y1, Y1
+	VEXTRACTI128  $1, Y0, X2
+	VPADDD        X2, X0, X0
+	VEXTRACTI128  $1, Y1, X3
+	VPADDD        X3, X1, X1
+	VPSHUFD       $0x4e, X0, X2
+	VPADDD        X2, X0, X0
+	VPSHUFD       $0x4e, X1, X3
+	VPADDD        X3, X1, X1
+	VPSHUFD       $0xb1, X0, X2
+	VPADDD        X2, X0, X0
+	VPSHUFD       $0xb1, X1, X3
+	VPADDD        X3, X1, X1
+	VMOVD         X0, AX
+	VMOVD         X1, BX
+	VZEROUPPER
+	MOVL          BX, a+32(FP)
+	MOVL          AX, b+36(FP)
+	RET

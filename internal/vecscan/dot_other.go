@@ -8,6 +8,12 @@ func dot64(a, b []float32) float64 { return dot64Go(a, b) }
 // dotI8 returns Σ x[i]·v[i]; len(x) == len(v), a multiple of 32.
 func dotI8(x []int16, v []int8) int32 { return dotI8Go(x, v) }
 
+// hasVNNI: no byte-split kernel here, so queries are not split.
+const hasVNNI = false
+
+// dotSplit returns dotSplitGo's sums.
+func dotSplit(lo, hi []byte, v []int8) (a, b int32) { return dotSplitGo(lo, hi, v) }
+
 // dotU4 returns the nibble product of x and the packed codes v (see
 // dotU4Go); len(x) == 2·len(v), len(v) a multiple of 32.
 func dotU4(x []int8, v []byte) int32 { return dotU4Go(x, v) }

@@ -578,6 +578,54 @@ func dotI8Go(x []int16, v []int8) int32 {
 	return s0 + s1 + s2 + s3
 }
 
+// i8Query is a query's int16 code (quantizeQuery) as the int8 pass reads
+// it. Where the CPU has AVX-512 VNNI the code is also split into bytes,
+// x[i] = 256·hi[i] + lo[i], so that the pass multiplies bytes by bytes
+// (dotSplit: three instructions per 64 elements instead of six per 32);
+// the sum is the same integer either way.
+type i8Query struct {
+	x      []int16
+	lo, hi []byte
+	hiSum  int64 // Σ hi[i]
+}
+
+func newI8Query(x []int16) i8Query {
+	q := i8Query{x: x}
+	if !hasVNNI || len(x) == 0 {
+		return q
+	}
+	buf := make([]byte, 2*len(x))
+	q.lo, q.hi = buf[:len(x)], buf[len(x):]
+	for i, c := range x {
+		q.lo[i], q.hi[i] = byte(c), byte(c>>8)
+		q.hiSum += int64(c >> 8)
+	}
+	return q
+}
+
+// dot returns Σ x[i]·v[i] (dotI8); len(v) == len(x).
+func (q *i8Query) dot(v []int8) int32 {
+	if q.lo == nil {
+		return dotI8(q.x, v)
+	}
+	a, b := dotSplit(q.lo, q.hi, v)
+	// a counts each hi[i] 128 times too many (v[i]+128); the true sum
+	// fits int32 (quantizeQuery caps the levels), the parts in int64.
+	return int32(256*(int64(a)-128*q.hiSum) + int64(b))
+}
+
+// dotSplitGo is the portable dotSplit: a = Σ hi[i]·(v[i]+128) with hi
+// signed, b = Σ lo[i]·v[i] with lo unsigned.
+func dotSplitGo(lo, hi []byte, v []int8) (a, b int32) {
+	v = v[:len(lo)]
+	hi = hi[:len(lo)]
+	for i, l := range lo {
+		a += int32(int8(hi[i])) * (int32(v[i]) + 128)
+		b += int32(l) * int32(v[i])
+	}
+	return a, b
+}
+
 // cosine is pgvector's cosine similarity (1 − the <=> distance): NaN when
 // either vector is zero, clamped to [−1, 1].
 func cosine(x []float32, xss float64, v []float32, vss float64) float64 {
@@ -642,6 +690,7 @@ func (vs *Set) TopK(x []float32, admitted []bool, k, workers int) []Scored {
 		slices.SortFunc(nan, lessScored)
 		return nan[:min(k, len(nan))]
 	}
+	xq := newI8Query(code)
 	use4 := vs.skip4.Load() <= 0
 	if !use4 {
 		vs.skip4.Add(-1)
@@ -693,7 +742,7 @@ func (vs *Set) TopK(x []float32, admitted []bool, k, workers int) []Scored {
 					a = x4scale * vs.scale4[s] * float64(dotU4(code4, vs.q4[s*st4:(s+1)*st4])-8*x4sum)
 					b = vs.bound4(s, x4err)
 				} else {
-					a = xscale * vs.scale[s] * float64(dotI8(code, vs.q8[s*st:(s+1)*st]))
+					a = xscale * vs.scale[s] * float64(xq.dot(vs.q8[s*st:(s+1)*st]))
 					b = vs.bound(int32(s), xerr)
 				}
 				approx[s] = a
@@ -747,7 +796,7 @@ func (vs *Set) TopK(x []float32, admitted []bool, k, workers int) []Scored {
 			for i := w * len(surv) / w2; i < (w+1)*len(surv)/w2; i++ {
 				s := int(surv[i])
 				a4, b4 := approx[s], vs.bound4(s, x4err)
-				a8 := xscale * vs.scale[s] * float64(dotI8(code, vs.q8[s*st:(s+1)*st]))
+				a8 := xscale * vs.scale[s] * float64(xq.dot(vs.q8[s*st:(s+1)*st]))
 				b8 := vs.bound(int32(s), xerr)
 				lo[i], hi[i] = max(a4-b4, a8-b8), min(a4+b4, a8+b8)
 			}

@@ -110,6 +110,7 @@ type Env struct {
 
 	WorkerConcurrency int           // ENRICHMENT_CONCURRENCY, default 2
 	PollInterval      time.Duration // ENRICHMENT_POLL_INTERVAL_MS, default 30000 (new work wakes the worker at once)
+	BatchWait         time.Duration // ENRICHMENT_BATCH_WAIT_MS, default 20 (0: claim as soon as woken; postgram.WorkerConfig.BatchWait)
 
 	// Extraction is LLM relation extraction (EXTRACTION_*), off by default.
 	Extraction Extraction
@@ -229,6 +230,11 @@ func Parse(get Getenv) (*Env, error) {
 		}
 		*v.dst = time.Duration(n) * time.Millisecond
 	}
+	wait, err := intVar(get, "ENRICHMENT_BATCH_WAIT_MS", 20, 0, 60000)
+	if err != nil {
+		return nil, err
+	}
+	e.BatchWait = time.Duration(wait) * time.Millisecond
 	days, err := intVar(get, "QUERY_EMBEDDING_CACHE_RETENTION_DAYS", 30, 1, 3650)
 	if err != nil {
 		return nil, err
@@ -665,7 +671,7 @@ func (e *Env) ClientConfig(st driver.Storage, emb postgram.Embedder, log *slog.L
 	cfg := postgram.Config{
 		Store: st, Workspace: e.Workspace, Embedder: emb, Logger: log,
 		QueryCache: postgram.QueryCacheConfig{Size: e.QueryCacheSize, Retention: e.QueryCacheRetention},
-		Worker:     postgram.WorkerConfig{Concurrency: e.WorkerConcurrency, PollInterval: e.PollInterval},
+		Worker:     postgram.WorkerConfig{Concurrency: e.WorkerConcurrency, PollInterval: e.PollInterval, BatchWait: batchWait(e.BatchWait)},
 		Extraction: e.Extraction.Library(),
 	}
 	if e.QueryCacheSecret != "" {
@@ -675,4 +681,13 @@ func (e *Env) ClientConfig(st driver.Storage, emb postgram.Embedder, log *slog.L
 		cfg.KeyPepper = []byte(e.KeyPepper)
 	}
 	return cfg
+}
+
+// batchWait is ENRICHMENT_BATCH_WAIT_MS as postgram.WorkerConfig reads it:
+// there 0 means the default and a negative wait none.
+func batchWait(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -317,6 +318,24 @@ func TestDatabaseVectorIndex(t *testing.T) {
 		"DATABASE_MEMORY_INDEX": "sometimes", "DATABASE_MEMORY_INDEX_HALF": "2", "DATABASE_MEMORY_INDEX_CANDIDATES": "-1"} {
 		if _, err := Parse(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%s: %v, want an error naming the variable", name, v, err)
+		}
+	}
+}
+
+func TestEnrichmentBatchWait(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]time.Duration{"": 20 * time.Millisecond, "0": -1, "75": 75 * time.Millisecond} {
+		e, err := Parse(env(map[string]string{"ENRICHMENT_BATCH_WAIT_MS": v}))
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		if got := batchWait(e.BatchWait); got != want {
+			t.Errorf("ENRICHMENT_BATCH_WAIT_MS=%q: worker waits %v, want %v", v, got, want)
+		}
+	}
+	for _, v := range []string{"-1", "soon", "60001"} {
+		if _, err := Parse(env(map[string]string{"ENRICHMENT_BATCH_WAIT_MS": v})); err == nil || !strings.Contains(err.Error(), "ENRICHMENT_BATCH_WAIT_MS") {
+			t.Errorf("ENRICHMENT_BATCH_WAIT_MS=%s: %v, want an error naming the variable", v, err)
 		}
 	}
 }

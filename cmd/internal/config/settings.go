@@ -80,6 +80,7 @@ func (e *Env) Settings() []Setting {
 		{"QUERY_EMBEDDING_CACHE_SIZE", strconv.Itoa(e.QueryCacheSize)},
 		{"QUERY_EMBEDDING_CACHE_SECRET", secret(e.QueryCacheSecret)},
 		{"ENRICHMENT_CONCURRENCY", strconv.Itoa(e.WorkerConcurrency)},
+		{"ENRICHMENT_BATCH_WAIT_MS", strconv.FormatInt(e.BatchWait.Milliseconds(), 10)},
 		{"EXTRACTION_ENABLED", strconv.FormatBool(e.Extraction.Enabled)},
 		{"EXTRACTION_PROVIDER", e.Extraction.Provider},
 		{"EXTRACTION_MODEL", e.Extraction.Model},
