@@ -35,6 +35,7 @@ var distributedTriggers = []string{
 	"chunks.postgram_chunks_stats_insert",
 	"chunks.postgram_chunks_stats_truncate",
 	"chunks.postgram_chunks_stats_update",
+	"edges.postgram_edges_search_change",
 	"entities.postgram_entities_search_change",
 }
 

@@ -110,6 +110,17 @@ type memSpace struct {
 	masks    *kwindex.Masks         // recent filters' admitted entities
 	chunks   map[uuid.UUID]memChunk
 	nextRID  int64
+	// edges holds each entity's edges (both directions) for the summaries
+	// a search's results carry; rels interns their relation names.
+	edges map[uuid.UUID][]memEdge
+	rels  map[string]string
+}
+
+// memEdge is one edge as seen from one endpoint: its relation and the
+// entity at the other end.
+type memEdge struct {
+	rel   string
+	other uuid.UUID
 }
 
 // memEnt is an entity as filters and the keyword index see it.
@@ -132,6 +143,78 @@ func newMemContent(sp *memSpace) {
 	sp.kw, sp.heads = kwindex.New(), nil
 	sp.masks = &kwindex.Masks{}
 	sp.chunks = map[uuid.UUID]memChunk{}
+	sp.edges, sp.rels = map[uuid.UUID][]memEdge{}, map[string]string{}
+}
+
+// addEdge records edge source -(rel)-> target at those of its endpoints
+// keep admits (every endpoint when keep is nil).
+func (sp *memSpace) addEdge(source, target uuid.UUID, rel string, keep map[uuid.UUID]bool) {
+	r, ok := sp.rels[rel]
+	if !ok {
+		r = strings.Clone(rel)
+		sp.rels[r] = r
+	}
+	if keep == nil || keep[source] {
+		sp.edges[source] = append(sp.edges[source], memEdge{rel: r, other: target})
+	}
+	if keep == nil || keep[target] {
+		sp.edges[target] = append(sp.edges[target], memEdge{rel: r, other: source})
+	}
+}
+
+// memEdgeRow is an edge as read.
+type memEdgeRow struct {
+	source, target uuid.UUID
+	rel            string
+}
+
+func scanMemEdges(rows pgx.Rows, put func(memEdgeRow)) error {
+	defer rows.Close()
+	var e memEdgeRow
+	for rows.Next() {
+		if err := rows.Scan(&e.source, &e.target, &e.rel); err != nil {
+			return err
+		}
+		put(e)
+	}
+	return rows.Err()
+}
+
+// edgeSummaries counts each id's edges whose other end admitted (a slot
+// mask) admits, by relation: the summaries edgeSummaries reads in SQL, in
+// its order (most edges first, then by relation). The caller holds sp.mu.
+func (sp *memSpace) edgeSummaries(ids []uuid.UUID, admitted []bool) map[uuid.UUID]driver.EdgeSummary {
+	out := make(map[uuid.UUID]driver.EdgeSummary, len(ids))
+	for _, id := range ids {
+		if _, done := out[id]; done {
+			continue
+		}
+		var sum driver.EdgeSummary
+		for _, e := range sp.edges[id] {
+			slot, ok := sp.entSlot[e.other]
+			if !ok || int(slot) >= len(admitted) || !admitted[slot] {
+				continue
+			}
+			sum.Count++
+			i := slices.IndexFunc(sum.Relations, func(rc driver.RelationCount) bool { return rc.Relation == e.rel })
+			if i < 0 {
+				sum.Relations = append(sum.Relations, driver.RelationCount{Relation: e.rel})
+				i = len(sum.Relations) - 1
+			}
+			sum.Relations[i].Count++
+		}
+		if sum.Count == 0 {
+			continue // SQL returns no row for it
+		}
+		slices.SortFunc(sum.Relations, func(a, b driver.RelationCount) int {
+			if a.Count != b.Count {
+				return b.Count - a.Count
+			}
+			return strings.Compare(a.Relation, b.Relation)
+		})
+		out[id] = sum
+	}
+	return out
 }
 
 // pgSnapshot is a pg_snapshot: transactions below xmin had ended, those at
@@ -411,8 +494,14 @@ func (m *memIndex) load(ctx context.Context, sp *memSpace) (int, error) {
 			return err
 		}
 		var err2 error
-		n, err2 = loadChunks(rows, next)
-		return err2
+		if n, err2 = loadChunks(rows, next); err2 != nil {
+			return err2
+		}
+		rows, err = tx.Query(ctx, memEdgeSQL, sp.ws)
+		if err != nil {
+			return err
+		}
+		return scanMemEdges(rows, func(e memEdgeRow) { next.addEdge(e.source, e.target, e.rel, nil) })
 	})
 	if err != nil {
 		return 0, fmt.Errorf("postgres: load the in-memory index: %w", mapErr(err))
@@ -425,6 +514,7 @@ func (m *memIndex) load(ctx context.Context, sp *memSpace) (int, error) {
 	m.ents.ClearWorkspace(sp.ws) // changes while it was not ready were not followed
 	sp.ents, sp.entSlot, sp.free, sp.sets, sp.chunks, sp.nextRID = next.ents, next.entSlot, next.free, next.sets, next.chunks, next.nextRID
 	sp.kw, sp.heads, sp.masks = next.kw, next.heads, next.masks
+	sp.edges, sp.rels = next.edges, next.rels
 	sp.snap, sp.caughtUp, sp.state = snap, start, memReady
 	sp.mu.Unlock()
 	return n, nil
@@ -611,6 +701,7 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 	ents := map[uuid.UUID]bool{}
 	rowsChanged := map[uuid.UUID]bool{} // kind 3: only the entity cache follows
 	chunks := map[uuid.UUID]bool{}
+	edgeEnts := map[uuid.UUID]bool{} // kind 4: their edges are read again
 	reset := false
 	n := 0
 	for rows.Next() {
@@ -633,6 +724,8 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 			ents[*ent] = true
 		case *kind == 3 && ent != nil:
 			rowsChanged[*ent] = true
+		case *kind == 4 && ent != nil:
+			edgeEnts[*ent] = true
 		case *kind == 2 && chunk != nil:
 			chunks[*chunk] = true
 			if ent != nil {
@@ -656,7 +749,7 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 		m.reload(sp)
 		return nil
 	}
-	if len(ents) == 0 && len(chunks) == 0 {
+	if len(ents) == 0 && len(chunks) == 0 && len(edgeEnts) == 0 {
 		sp.mu.Lock()
 		if sp.state == memReady && sp.snap.same(prev) {
 			// Before the new snapshot: a read that finds the index
@@ -683,6 +776,14 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 		rs, err = m.s.pool.Query(ctx, "SELECT "+memChunkCols+" FROM chunks WHERE workspace_id = $1 AND id = ANY($2) ORDER BY id", memBinary[:6], sp.ws, mapKeys(chunks))
 		if err == nil {
 			err = scanMemChunks(rs, nil, func(c memChunkRow) { chunkRows = append(chunkRows, c) })
+		}
+	}
+	var edgeRows []memEdgeRow
+	if err == nil && len(edgeEnts) > 0 {
+		ids := mapKeys(edgeEnts)
+		rs, err = m.s.pool.Query(ctx, memEdgeSQL+" AND (source_id = ANY($2) OR target_id = ANY($2))", sp.ws, ids)
+		if err == nil {
+			err = scanMemEdges(rs, func(e memEdgeRow) { edgeRows = append(edgeRows, e) })
 		}
 	}
 	if err != nil {
@@ -721,8 +822,40 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 	if sp.kw.NeedsRebuild() {
 		sp.kw = sp.kw.Rebuilt() // the same rids, so sp.chunks stays valid
 	}
+	// Both ends of a changed edge were named, so each named entity's
+	// edges are exactly the rows read for it.
+	for id := range edgeEnts {
+		delete(sp.edges, id)
+	}
+	for _, e := range edgeRows {
+		sp.addEdge(e.source, e.target, e.rel, edgeEnts)
+	}
 	sp.snap, sp.caughtUp = snap, time.Now()
 	return nil
+}
+
+// memEdgeSQL reads a workspace's edges ($1) as the index holds them.
+const memEdgeSQL = "SELECT source_id, target_id, relation FROM edges WHERE workspace_id = $1"
+
+// memEdgeSummaries answers EdgeSummaries from the copy for a search's
+// reads (under Refresh) once it is caught up, or reports false.
+func (s *Store) memEdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]driver.EdgeSummary, bool) {
+	if s.mem == nil {
+		return nil, false
+	}
+	if mark, _ := ctx.Value(memMarkKey{}).(*memMark); mark == nil {
+		return nil, false
+	}
+	sp := s.mem.ready(ctx, ws)
+	if sp == nil {
+		return nil, false
+	}
+	sp.mu.RLock()
+	defer sp.mu.RUnlock()
+	if sp.state != memReady {
+		return nil, false
+	}
+	return sp.edgeSummaries(ids, sp.admitted(&f)), true
 }
 
 func mapKeys(m map[uuid.UUID]bool) []uuid.UUID {

@@ -940,6 +940,9 @@ func scanSimilarities(rows pgx.Rows, n int) (map[uuid.UUID]float64, error) {
 
 // EdgeSummaries implements driver.Storage.
 func (s *Store) EdgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f driver.EntityFilter) (map[uuid.UUID]driver.EdgeSummary, error) {
+	if out, ok := s.memEdgeSummaries(ctx, ws, ids, f); ok {
+		return out, nil
+	}
 	return readVal(s, withWS(ctx, ws), ws, func(ctx context.Context) (map[uuid.UUID]driver.EdgeSummary, error) {
 		return s.edgeSummaries(ctx, ws, ids, f)
 	})
@@ -959,7 +962,7 @@ func (s *Store) edgeSummaries(ctx context.Context, ws string, ids []uuid.UUID, f
 			SELECT ed.target_id, ed.relation, ed.source_id FROM edges ed WHERE ed.workspace_id = $1 AND ed.target_id = ANY($2)
 		) x JOIN entities e ON e.workspace_id = $1 AND e.id = x.other
 		WHERE `+where+`
-		GROUP BY x.id, x.relation ORDER BY x.id, count(*) DESC, x.relation`, args...)
+		GROUP BY x.id, x.relation ORDER BY x.id, count(*) DESC, x.relation COLLATE "C"`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: edge summaries: %w", mapErr(err))
 	}
