@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -73,6 +74,7 @@ const (
 type memIndex struct {
 	s       *Store
 	workers int
+	scans   atomic.Int32 // vector scans running now
 
 	ents *entcache.Cache // the entities searches returned (GetEntities)
 
@@ -903,7 +905,15 @@ func (s *Store) memVectorSearch(ctx context.Context, ws string, q driver.VectorQ
 			candidates = 0 // TopKApprox is TopK then
 		}
 		var all bool
-		top, all = vs.TopKApprox(q.Vector, sp.admitted(&q.Filter), q.Limit, candidates, s.mem.workers)
+		// All the cores for a scan that runs alone (it answers sooner);
+		// one when other scans run too: the cores are busy anyway, and
+		// splitting each scan only adds goroutines and cache traffic.
+		workers := s.mem.workers
+		if s.mem.scans.Add(1) > 1 {
+			workers = 1
+		}
+		top, all = vs.TopKApprox(q.Vector, sp.admitted(&q.Filter), q.Limit, candidates, workers)
+		s.mem.scans.Add(-1)
 		if !all {
 			res.Plan = "memory_approx"
 		}
