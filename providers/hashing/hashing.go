@@ -214,19 +214,52 @@ func fnv64a(kind byte, s string) uint64 {
 	return h
 }
 
+// signTable holds, for each pattern n of four sign bits, the four values
+// ±weight they stand for (bit i set: +weight, clear: −weight).
+type signTable [16][4]float64
+
+func newSignTable(weight float64) *signTable {
+	var tab signTable
+	for n := range tab {
+		for i := range tab[n] {
+			if n>>i&1 == 1 {
+				tab[n][i] = weight
+			} else {
+				tab[n][i] = -weight
+			}
+		}
+	}
+	return &tab
+}
+
 // addFeature adds weight times the pseudo-random ±1 vector seeded by seed
 // to acc. The vector is expanded from the seed with splitmix64, 64 signs per
-// generated value.
+// generated value: bit j of the value is the sign of element j of the
+// block (1: +weight, 0: −weight). Four elements at a time take their
+// values from a table of the 16 sign patterns (no branch and no bit
+// arithmetic per element); each element still gets exactly +weight or
+// −weight added, in feature order, so the sums are the same bits as an
+// element-by-element expansion (TestVectorsStable).
 func addFeature(acc []float64, seed uint64, weight float64) {
-	// Flipping the sign bit of weight when a random bit is 0 avoids an
-	// unpredictable branch per dimension.
-	wbits := math.Float64bits(weight)
+	tab := newSignTable(weight)
 	state := seed
-	for i := 0; i < len(acc); i += 64 {
+	i := 0
+	for ; i+64 <= len(acc); i += 64 {
 		bits := splitmix64(&state)
-		chunk := acc[i:min(i+64, len(acc))]
-		for j := range chunk {
-			chunk[j] += math.Float64frombits(wbits ^ (^bits&1)<<63)
+		a := (*[64]float64)(acc[i : i+64])
+		for j := 0; j < 64; j += 4 {
+			t := &tab[bits&15]
+			a[j] += t[0]
+			a[j+1] += t[1]
+			a[j+2] += t[2]
+			a[j+3] += t[3]
+			bits >>= 4
+		}
+	}
+	if i < len(acc) {
+		bits := splitmix64(&state)
+		for j := range acc[i:] {
+			acc[i+j] += tab[bits&1][0]
 			bits >>= 1
 		}
 	}
