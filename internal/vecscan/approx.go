@@ -190,11 +190,11 @@ func (vs *Set) TopKApprox(x []float32, admitted []bool, k, candidates, workers i
 	if len(h) == want {
 		tau = h[0]
 	}
-	surv := cands[:0]
+	surv, his := cands[:0], hi[:0]
 	for i, s := range cands {
 		if hi[i] >= tau {
-			surv = append(surv, s)
+			surv, his = append(surv, s), append(his, hi[i])
 		}
 	}
-	return append(nan, vs.exactTop(x, xss, surv, want, workers)...), all
+	return append(nan, vs.exactTop(x, xss, surv, his, want, workers)...), all
 }
