@@ -77,6 +77,12 @@ type Set struct {
 
 	slot    map[int64]int32     // chunk rid → slot
 	byChunk map[uuid.UUID]int32 // chunk id → slot
+
+	// The changes since remembered results (cache.go).
+	gen     uint64
+	log     []int64
+	logBase uint64
+	cache   topKCache
 }
 
 func New(dims int) *Set {
@@ -111,6 +117,7 @@ func (vs *Set) Reserve(n int) { vs.reserve(n) }
 
 // alloc sizes the arrays for n slots.
 func (vs *Set) Alloc(n int) {
+	vs.noteReset()
 	vs.rid = make([]int64, n)
 	vs.chunk = make([]uuid.UUID, n)
 	vs.ent = make([]int32, n)
@@ -172,6 +179,7 @@ func reserve[T any](s []T, n int) []T {
 
 // put stores (or replaces) the vector of chunk rid.
 func (vs *Set) Put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
+	vs.noteChange(rid)
 	s, ok := vs.slot[rid]
 	if !ok {
 		s = int32(len(vs.rid))
@@ -211,7 +219,7 @@ func (vs *Set) Put(rid int64, chunk uuid.UUID, ent int32, v []float32) {
 		return
 	}
 	copy(vs.f32[int(s)*vs.dims:(int(s)+1)*vs.dims], v)
-	vs.QuantizeSlots(int(s), int(s)+1)
+	vs.quantizeSlots(int(s), int(s)+1)
 }
 
 // remove deletes chunk rid's vector, moving the last slot into its place.
@@ -220,6 +228,7 @@ func (vs *Set) Remove(rid int64) bool {
 	if !ok {
 		return false
 	}
+	vs.noteChange(rid)
 	last := len(vs.rid) - 1
 	vs.unmapChunk(s)
 	if int(s) != last {
@@ -355,6 +364,11 @@ func quantizeWith(v []float32, dst []int8, ss float64, maxAbs float32) (scale, e
 // as quantize's (so bit for bit the same norm), but four independent sums
 // keep the floating-point adder busy instead of waiting on one.
 func (vs *Set) QuantizeSlots(lo, hi int) {
+	vs.noteReset() // a bulk load's: no remembered result survives it
+	vs.quantizeSlots(lo, hi)
+}
+
+func (vs *Set) quantizeSlots(lo, hi int) {
 	d := vs.dims
 	s := lo
 	if vs.half {
@@ -1017,6 +1031,7 @@ func (vs *Set) Dims() int { return vs.dims }
 // The slot's codes are computed later, by QuantizeSlots; slots are indexed
 // by rid and chunk only by Compact.
 func (vs *Set) Fill(s int, rid int64, chunk uuid.UUID, blob []byte) {
+	vs.noteReset()
 	vs.rid[s], vs.chunk[s] = rid, chunk
 	if vs.half {
 		v := make([]float32, vs.dims)
@@ -1032,6 +1047,7 @@ func (vs *Set) Fill(s int, rid int64, chunk uuid.UUID, blob []byte) {
 // returns for each, drops the others, and indexes the kept slots by rid and
 // chunk. It returns the kept rids.
 func (vs *Set) Compact(keep func(s int) (ent int32, ok bool)) []int64 {
+	vs.noteReset()
 	w := 0
 	for s := range vs.Len() {
 		ent, ok := keep(s)

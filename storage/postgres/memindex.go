@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -116,6 +117,11 @@ type memSpace struct {
 	// a search's results carry; rels interns their relation names.
 	edges map[uuid.UUID][]memEdge
 	rels  map[string]string
+	// attrGen counts changes of entities that were already held: such a
+	// change may admit or refuse vectors under a filter, so the vector
+	// sets' remembered results (vecscan.Set.TopKCached) are not reused
+	// across it. A new entity's vectors are changes of the sets themselves.
+	attrGen uint64
 }
 
 // memEdge is one edge as seen from one endpoint: its relation and the
@@ -589,6 +595,9 @@ func scanMemChunks(rows pgx.Rows, vecDst func(dims int) []float32, put func(memC
 // putEntity adds or updates an entity. The caller holds sp.mu.
 func (sp *memSpace) putEntity(e kwindex.Entity) {
 	if s, ok := sp.entSlot[e.ID]; ok {
+		if !sameView(&sp.ents[s].FilterView, &e.FilterView) {
+			sp.attrGen++
+		}
 		sp.heads = sp.heads.Index(s, sp.ents[s].Head, e.Head)
 		sp.ents[s] = memEnt{live: true, Entity: e}
 		sp.masks.Changed(s, sp.view)
@@ -605,6 +614,13 @@ func (sp *memSpace) putEntity(e kwindex.Entity) {
 	sp.entSlot[e.ID] = s
 	sp.heads = sp.heads.Index(s, nil, e.Head)
 	sp.masks.Changed(s, sp.view)
+}
+
+// sameView reports whether two filter views admit alike under every
+// filter: the same attributes.
+func sameView(a, b *driver.FilterView) bool {
+	return a.Type == b.Type && a.Status == b.Status && a.Visibility == b.Visibility && a.Owner == b.Owner &&
+		a.MemoryRole == b.MemoryRole && a.ClientID == b.ClientID && a.UpdatedAt == b.UpdatedAt && slices.Equal(a.Tags, b.Tags)
 }
 
 // dropEntity forgets an entity; its slot is reused once free is merged
@@ -836,6 +852,15 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 	return nil
 }
 
+// filterKey names a filter for the vector sets' remembered results.
+func filterKey(f *driver.EntityFilter) string {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Sprintf("%#v", *f) // not reached: the filter is plain data
+	}
+	return string(b)
+}
+
 // memEdgeSQL reads a workspace's edges ($1) as the index holds them.
 const memEdgeSQL = "SELECT source_id, target_id, relation FROM edges WHERE workspace_id = $1"
 
@@ -912,7 +937,14 @@ func (s *Store) memVectorSearch(ctx context.Context, ws string, q driver.VectorQ
 		if s.mem.scans.Add(1) > 1 {
 			workers = 1
 		}
-		top, all = vs.TopKApprox(q.Vector, sp.admitted(&q.Filter), q.Limit, candidates, workers)
+		admitted := sp.admitted(&q.Filter)
+		if candidates <= 0 || vs.Len() <= candidates {
+			// Exact: a query asked again ranks only the vectors that
+			// changed since (agents repeat their queries).
+			top, all = vs.TopKCached(q.Vector, admitted, q.Limit, workers, filterKey(&q.Filter), sp.attrGen), true
+		} else {
+			top, all = vs.TopKApprox(q.Vector, admitted, q.Limit, candidates, workers)
+		}
 		s.mem.scans.Add(-1)
 		if !all {
 			res.Plan = "memory_approx"
