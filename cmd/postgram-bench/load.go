@@ -460,6 +460,12 @@ func loadLevel(ctx context.Context, o loadOptions, clients int, stdout, stderr i
 	if err == nil {
 		fmt.Fprintf(stdout, "queue after the run: %d pending, %d completed, %d failed\n", q.Embedding.Pending, q.Embedding.Completed, q.Embedding.Failed)
 	}
+	if pg, ok := st.(*postgres.Store); ok && o.memIndex {
+		if ms, ok := pg.MemoryIndexStatus(postgram.DefaultWorkspace); ok {
+			fmt.Fprintf(stdout, "in-memory index: %d exact vector searches brought a remembered result of the same query up to date, %d scanned every vector\n",
+				ms.RepeatsReused, ms.Scans)
+		}
+	}
 	if n := len(samples); cpuOK && n > 0 {
 		// The throughput this machine's cores would allow at this CPU cost
 		// is steadier from run to run than the throughput itself, which the

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // The set keeps a log of the chunks (rids) it changed, so that TopKCached
@@ -26,6 +27,8 @@ type topKCache struct {
 	mu      sync.Mutex
 	seed    maphash.Seed
 	entries map[uint64]*cachedTopK
+
+	reused, scanned atomic.Int64 // TopKCached calls answered each way
 }
 
 type cachedTopK struct {
@@ -89,14 +92,22 @@ func (vs *Set) TopKCached(x []float32, admitted []bool, k, workers int, filter s
 	c.mu.Unlock()
 	if e != nil && e.k == k && e.maskGen == maskGen && e.filter == filter && sameBits(e.x, x) {
 		if res, ok := vs.refresh(e, x, admitted); ok {
+			c.reused.Add(1)
 			c.remember(key, &cachedTopK{x: e.x, filter: filter, maskGen: maskGen, k: k, gen: vs.gen, res: res})
 			return slices.Clone(res)
 		}
 	}
+	c.scanned.Add(1)
 	gen := vs.gen
 	res := vs.TopK(x, admitted, k, workers)
 	c.remember(key, &cachedTopK{x: slices.Clone(x), filter: filter, maskGen: maskGen, k: k, gen: gen, res: slices.Clone(res)})
 	return res
+}
+
+// CacheCounts returns how many TopKCached calls brought a remembered
+// result up to date and how many scanned the set.
+func (vs *Set) CacheCounts() (reused, scanned int64) {
+	return vs.cache.reused.Load(), vs.cache.scanned.Load()
 }
 
 func (c *topKCache) remember(key uint64, e *cachedTopK) {

@@ -1104,8 +1104,11 @@ type MemoryIndexStatus struct {
 	// VectorBytes is the memory of the vector arrays (vectors, codes,
 	// ids; the maps aside).
 	VectorBytes int64
-	CaughtUp    time.Time // when the copy last reflected every commit
-	Err         error     // why the last load failed, when State is "failed"
+	// Exact vector searches since the load that brought a remembered
+	// result of the same query up to date, and that scanned every vector.
+	RepeatsReused, Scans int64
+	CaughtUp             time.Time // when the copy last reflected every commit
+	Err                  error     // why the last load failed, when State is "failed"
 }
 
 // MemoryIndexStatus returns workspace ws's copy's status, or false when the
@@ -1133,6 +1136,9 @@ func (s *Store) MemoryIndexStatus(ws string) (MemoryIndexStatus, bool) {
 	for _, vs := range sp.sets {
 		st.Vectors += vs.Len()
 		st.VectorBytes += vs.Bytes()
+		reused, scanned := vs.CacheCounts()
+		st.RepeatsReused += reused
+		st.Scans += scanned
 	}
 	return st, true
 }
