@@ -145,6 +145,13 @@ type FilterView struct {
 	UpdatedAt  int64 // Unix microseconds
 }
 
+// Equal reports whether v and o hold the same attributes, so that every
+// filter admits both or neither (TestFilterViewEqual keeps it complete).
+func (v *FilterView) Equal(o *FilterView) bool {
+	return v.Type == o.Type && v.Status == o.Status && v.Visibility == o.Visibility && v.Owner == o.Owner &&
+		v.MemoryRole == o.MemoryRole && v.ClientID == o.ClientID && v.UpdatedAt == o.UpdatedAt && slices.Equal(v.Tags, o.Tags)
+}
+
 // ViewOf returns the view of e a filter reads.
 func ViewOf(e *Entity) FilterView {
 	return FilterView{Type: e.Type, Status: e.Status, Visibility: e.Visibility, Owner: e.Owner,

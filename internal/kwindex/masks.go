@@ -36,12 +36,18 @@ type admitMask struct {
 // maskCacheSize is how many filters' masks are kept.
 const maskCacheSize = 4
 
+// FilterKey names a filter: two filters with the same key admit the same
+// entities (it is the filter as JSON).
+func FilterKey(f *driver.EntityFilter) (string, error) {
+	kb, err := json.Marshal(f)
+	return string(kb), err
+}
+
 // Admitted returns which of the n entity slots f admits. The caller holds
 // the workspace's lock for reading at least, so the entities and the
 // generation are stable; the mask returned is shared: read it only.
 func (c *Masks) Admitted(f *driver.EntityFilter, n int, ent EntityView) []bool {
-	kb, err := json.Marshal(f)
-	key := string(kb)
+	key, err := FilterKey(f)
 	cur := c.list.Load()
 	if err == nil && cur != nil && cur.gen == c.gen {
 		for _, m := range cur.items {

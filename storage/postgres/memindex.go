@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -595,7 +594,7 @@ func scanMemChunks(rows pgx.Rows, vecDst func(dims int) []float32, put func(memC
 // putEntity adds or updates an entity. The caller holds sp.mu.
 func (sp *memSpace) putEntity(e kwindex.Entity) {
 	if s, ok := sp.entSlot[e.ID]; ok {
-		if !sameView(&sp.ents[s].FilterView, &e.FilterView) {
+		if !sp.ents[s].FilterView.Equal(&e.FilterView) {
 			sp.attrGen++
 		}
 		sp.heads = sp.heads.Index(s, sp.ents[s].Head, e.Head)
@@ -614,13 +613,6 @@ func (sp *memSpace) putEntity(e kwindex.Entity) {
 	sp.entSlot[e.ID] = s
 	sp.heads = sp.heads.Index(s, nil, e.Head)
 	sp.masks.Changed(s, sp.view)
-}
-
-// sameView reports whether two filter views admit alike under every
-// filter: the same attributes.
-func sameView(a, b *driver.FilterView) bool {
-	return a.Type == b.Type && a.Status == b.Status && a.Visibility == b.Visibility && a.Owner == b.Owner &&
-		a.MemoryRole == b.MemoryRole && a.ClientID == b.ClientID && a.UpdatedAt == b.UpdatedAt && slices.Equal(a.Tags, b.Tags)
 }
 
 // dropEntity forgets an entity; its slot is reused once free is merged
@@ -852,15 +844,6 @@ func (m *memIndex) catchUp(ctx context.Context, sp *memSpace) error {
 	return nil
 }
 
-// filterKey names a filter for the vector sets' remembered results.
-func filterKey(f *driver.EntityFilter) string {
-	b, err := json.Marshal(f)
-	if err != nil {
-		return fmt.Sprintf("%#v", *f) // not reached: the filter is plain data
-	}
-	return string(b)
-}
-
 // memEdgeSQL reads a workspace's edges ($1) as the index holds them.
 const memEdgeSQL = "SELECT source_id, target_id, relation FROM edges WHERE workspace_id = $1"
 
@@ -938,11 +921,13 @@ func (s *Store) memVectorSearch(ctx context.Context, ws string, q driver.VectorQ
 			workers = 1
 		}
 		admitted := sp.admitted(&q.Filter)
-		if candidates <= 0 || vs.Len() <= candidates {
+		key, err := kwindex.FilterKey(&q.Filter)
+		switch {
+		case err == nil && (candidates <= 0 || vs.Len() <= candidates):
 			// Exact: a query asked again ranks only the vectors that
 			// changed since (agents repeat their queries).
-			top, all = vs.TopKCached(q.Vector, admitted, q.Limit, workers, filterKey(&q.Filter), sp.attrGen), true
-		} else {
+			top, all = vs.TopKCached(q.Vector, admitted, q.Limit, workers, key, sp.attrGen), true
+		default:
 			top, all = vs.TopKApprox(q.Vector, admitted, q.Limit, candidates, workers)
 		}
 		s.mem.scans.Add(-1)

@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,8 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/postgram-go/postgram/driver"
 )
 
 func TestParseSnapshot(t *testing.T) {
@@ -156,37 +152,5 @@ func TestDecodeVectorBinary(t *testing.T) {
 		if _, err := decodeVectorBinary(bad, nil); err == nil || !strings.Contains(err.Error(), "vector:") {
 			t.Errorf("%v: %v, want an error", bad, err)
 		}
-	}
-}
-
-// TestSameViewCoversFilterView: sameView compares every field of
-// driver.FilterView (a field it missed would let a filter change reuse
-// remembered vector results): a new field must be added there and here.
-func TestSameViewCoversFilterView(t *testing.T) {
-	t.Parallel()
-	if n := reflect.TypeOf(driver.FilterView{}).NumField(); n != 8 {
-		t.Fatalf("driver.FilterView has %d fields; sameView compares 8", n)
-	}
-	base := driver.FilterView{Type: "memory", Status: "active", Visibility: "shared", Owner: "o", Tags: []string{"a"},
-		MemoryRole: "r", ClientID: "c", UpdatedAt: 1}
-	for i, change := range []func(v *driver.FilterView){
-		func(v *driver.FilterView) { v.Type = "task" },
-		func(v *driver.FilterView) { v.Status = "archived" },
-		func(v *driver.FilterView) { v.Visibility = "personal" },
-		func(v *driver.FilterView) { v.Owner = "p" },
-		func(v *driver.FilterView) { v.Tags = []string{"b"} },
-		func(v *driver.FilterView) { v.MemoryRole = "s" },
-		func(v *driver.FilterView) { v.ClientID = "d" },
-		func(v *driver.FilterView) { v.UpdatedAt = 2 },
-	} {
-		v := base
-		v.Tags = slices.Clone(base.Tags)
-		change(&v)
-		if sameView(&base, &v) {
-			t.Errorf("change %d: views reported the same", i)
-		}
-	}
-	if same := base; !sameView(&base, &same) {
-		t.Error("a view differs from itself")
 	}
 }

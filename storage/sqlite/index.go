@@ -70,6 +70,11 @@ type space struct {
 	heads kwindex.Heads
 
 	masks kwindex.Masks // recent filters' admitted entities
+	// attrGen counts changes of entities already held (attributes a
+	// filter reads, a drop): the vector sets' remembered results
+	// (vecscan.Set.TopKCached) are not reused across one. A new entity's
+	// vectors are changes of the sets themselves.
+	attrGen uint64
 }
 
 // view returns slot i's filter attributes, or nil for a free slot.
@@ -150,6 +155,9 @@ func (ix *index) putEntity(ws string, a entAttr) {
 	if loc, ok := ix.entLoc[a.rid]; ok {
 		cur := &loc.sp.ents[loc.slot]
 		if loc.sp == ix.spaces[ws] && cur.ID == a.ID {
+			if !cur.live || !cur.FilterView.Equal(&a.FilterView) {
+				loc.sp.attrGen++
+			}
 			loc.sp.indexHead(loc.slot, cur.Head, a.Head)
 			*cur = a
 			loc.sp.entityChanged(loc.slot)
@@ -185,6 +193,7 @@ func (ix *index) dropEntity(rid int64) {
 	}
 	loc.sp.indexHead(loc.slot, loc.sp.ents[loc.slot].Head, nil)
 	loc.sp.ents[loc.slot] = entAttr{}
+	loc.sp.attrGen++ // its slot may go to another entity
 	loc.sp.free = append(loc.sp.free, loc.slot)
 	loc.sp.entityChanged(loc.slot)
 	delete(ix.entLoc, rid)
@@ -652,7 +661,14 @@ func (ix *index) searchVectors(ws string, model int64, x []float32, f *driver.En
 	if len(x) != vs.Dims() {
 		return nil, errors.New("query dimensions differ from the index")
 	}
-	return vs.TopK(x, sp.admitted(f), k, ix.s.cfg.ScanWorkers), nil
+	admitted := sp.admitted(f)
+	key, err := kwindex.FilterKey(f)
+	if err != nil {
+		return vs.TopK(x, admitted, k, ix.s.cfg.ScanWorkers), nil
+	}
+	// A query asked again ranks only the vectors that changed since
+	// (agents repeat their queries).
+	return vs.TopKCached(x, admitted, k, ix.s.cfg.ScanWorkers, key, sp.attrGen), nil
 }
 
 // similarities returns the exact cosine similarity of each chunk (by rid)
