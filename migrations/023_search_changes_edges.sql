@@ -9,27 +9,39 @@
 ALTER TABLE search_changes DROP CONSTRAINT search_changes_kind_check;
 ALTER TABLE search_changes ADD CONSTRAINT search_changes_kind_check CHECK (kind IN (0, 1, 2, 3, 4));
 
+-- Statement-level triggers with transition tables: an import of thousands
+-- of edges logs each endpoint once, in one INSERT (row triggers added 18%
+-- to a bulk edge import and 13% to LinkNeighborsBatch).
 CREATE FUNCTION postgram_edges_search_change() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    IF TG_OP = 'INSERT' THEN
         INSERT INTO search_changes (workspace_id, kind, entity_id)
-        VALUES (OLD.workspace_id, 4, OLD.source_id), (OLD.workspace_id, 4, OLD.target_id);
-    END IF;
-    IF TG_OP IN ('UPDATE', 'INSERT') THEN
+        SELECT DISTINCT x.workspace_id, 4, v.e FROM new_edges x, LATERAL (VALUES (x.source_id), (x.target_id)) v(e);
+    ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO search_changes (workspace_id, kind, entity_id)
-        VALUES (NEW.workspace_id, 4, NEW.source_id), (NEW.workspace_id, 4, NEW.target_id);
+        SELECT DISTINCT x.workspace_id, 4, v.e FROM old_edges x, LATERAL (VALUES (x.source_id), (x.target_id)) v(e);
+    ELSE
+        INSERT INTO search_changes (workspace_id, kind, entity_id)
+        SELECT DISTINCT x.workspace_id, 4, v.e
+        FROM (
+            SELECT o.workspace_id, o.source_id, o.target_id FROM old_edges o JOIN new_edges n ON n.id = o.id
+            WHERE (o.workspace_id, o.source_id, o.target_id, o.relation) IS DISTINCT FROM (n.workspace_id, n.source_id, n.target_id, n.relation)
+            UNION ALL
+            SELECT n.workspace_id, n.source_id, n.target_id FROM old_edges o JOIN new_edges n ON n.id = o.id
+            WHERE (o.workspace_id, o.source_id, o.target_id, o.relation) IS DISTINCT FROM (n.workspace_id, n.source_id, n.target_id, n.relation)
+        ) x, LATERAL (VALUES (x.source_id), (x.target_id)) v(e);
     END IF;
     RETURN NULL;
 END
 $$;
 
-CREATE TRIGGER postgram_edges_search_insert AFTER INSERT OR DELETE ON edges
-    FOR EACH ROW EXECUTE FUNCTION postgram_edges_search_change();
+CREATE TRIGGER postgram_edges_search_insert AFTER INSERT ON edges
+    REFERENCING NEW TABLE AS new_edges FOR EACH STATEMENT EXECUTE FUNCTION postgram_edges_search_change();
+CREATE TRIGGER postgram_edges_search_delete AFTER DELETE ON edges
+    REFERENCING OLD TABLE AS old_edges FOR EACH STATEMENT EXECUTE FUNCTION postgram_edges_search_change();
 CREATE TRIGGER postgram_edges_search_update AFTER UPDATE ON edges
-    FOR EACH ROW WHEN (OLD.source_id IS DISTINCT FROM NEW.source_id OR OLD.target_id IS DISTINCT FROM NEW.target_id
-        OR OLD.relation IS DISTINCT FROM NEW.relation OR OLD.workspace_id IS DISTINCT FROM NEW.workspace_id)
-    EXECUTE FUNCTION postgram_edges_search_change();
+    REFERENCING OLD TABLE AS old_edges NEW TABLE AS new_edges FOR EACH STATEMENT EXECUTE FUNCTION postgram_edges_search_change();
 
 DO $$
 BEGIN
