@@ -245,40 +245,58 @@ func (s *Store) ImportEdges(ctx context.Context, ws string, edges []driver.Edge,
 	if len(edges) == 0 {
 		return 0, nil
 	}
+	n := len(edges)
+	ids, srcs, tgts, origins := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]*uuid.UUID, n)
+	rels, sources, metas := make([]string, n), make([]string, n), make([]string, n)
+	providers, models, prompts := make([]string, n), make([]string, n), make([]string, n)
+	confs, created, updated := make([]float64, n), make([]time.Time, n), make([]time.Time, n)
+	for i, e := range edges {
+		meta, err := metadataJSON(e.Metadata)
+		if err != nil {
+			return 0, fmt.Errorf("postgres: import edges: edge %s: %w", e.ID, err)
+		}
+		ids[i], srcs[i], tgts[i], origins[i] = e.ID, e.SourceID, e.TargetID, e.OriginID
+		rels[i], sources[i], metas[i] = e.Relation, e.Source, string(meta)
+		providers[i], models[i], prompts[i] = e.Provider, e.Model, e.PromptVersion
+		confs[i], created[i], updated[i] = e.Confidence, e.CreatedAt, e.UpdatedAt
+	}
 	inserted := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		inserted = 0
-		b := &pgx.Batch{}
-		for _, e := range edges {
-			meta, err := metadataJSON(e.Metadata)
-			if err != nil {
-				return err
-			}
-			b.Queue(`INSERT INTO edges (workspace_id, id, source_id, target_id, relation, confidence, source, metadata,
-					origin_id, provider, model, prompt_version, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-				ON CONFLICT DO NOTHING RETURNING id`,
-				ws, e.ID, e.SourceID, e.TargetID, e.Relation, e.Confidence, e.Source, meta,
-				e.OriginID, e.Provider, e.Model, e.PromptVersion, e.CreatedAt, e.UpdatedAt)
+		// One statement for the whole batch (it was one per edge: the
+		// round trips, and the edge triggers of migration 023, cost more
+		// than the rows). In input order, so that of two edges that
+		// collide the first is inserted, as it was.
+		rows, err := tx.Query(ctx, `INSERT INTO edges (workspace_id, id, source_id, target_id, relation, confidence, source, metadata,
+				origin_id, provider, model, prompt_version, created_at, updated_at)
+			SELECT $1, u.id, u.src, u.tgt, u.rel, u.conf, u.source, u.meta::jsonb, u.origin, u.provider, u.model, u.prompt, u.created, u.updated
+			FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::float8[], $7::text[], $8::text[], $9::uuid[],
+				$10::text[], $11::text[], $12::text[], $13::timestamptz[], $14::timestamptz[])
+				WITH ORDINALITY AS u(id, src, tgt, rel, conf, source, meta, origin, provider, model, prompt, created, updated, n)
+			ORDER BY u.n
+			ON CONFLICT DO NOTHING RETURNING id`,
+			ws, ids, srcs, tgts, rels, confs, sources, metas, origins, providers, models, prompts, created, updated)
+		if err != nil {
+			return err
 		}
-		br := tx.SendBatch(ctx, b)
-		defer br.Close()
-		for _, e := range edges {
-			var id uuid.UUID
-			err := br.QueryRow().Scan(&id)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-				if !skipExisting {
+		got := make(map[uuid.UUID]bool, n)
+		var id uuid.UUID
+		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+			got[id] = true
+			return nil
+		}); err != nil {
+			return err
+		}
+		inserted = len(got)
+		if !skipExisting && inserted < n {
+			for _, e := range edges {
+				if !got[e.ID] {
 					return fmt.Errorf("edge %s (%s -[%s]-> %s) already exists in workspace %q: %w",
 						e.ID, e.SourceID, e.Relation, e.TargetID, ws, driver.ErrConflict)
 				}
-			case err != nil:
-				return fmt.Errorf("edge %s: %w", e.ID, err)
-			default:
-				inserted++
+				delete(got, e.ID) // a second edge with the same id was skipped
 			}
 		}
-		return br.Close()
+		return nil
 	})
 	if err != nil {
 		if errors.Is(err, driver.ErrConflict) {
