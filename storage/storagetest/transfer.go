@@ -191,6 +191,20 @@ func testTransfer(t *testing.T, open Opener) {
 	if got, err := e.store.ImportEdges(e.ctx, ws, edges, true); err != nil || got != 0 {
 		t.Fatalf("skip existing edge: %d, %v", got, err)
 	}
+	// Two new edges in one batch that collide with each other (the same
+	// ends and relation): the first is inserted, the second is a conflict.
+	first, second := edges[0], edges[0]
+	first.ID, first.Relation = uuid.New(), "twice"
+	second.ID, second.Relation = uuid.New(), "twice"
+	if _, err := e.store.ImportEdges(e.ctx, ws, []postgram.Edge{first, second}, false); !errors.Is(err, postgram.ErrConflict) {
+		t.Fatalf("two colliding edges in one batch: %v", err)
+	}
+	if got, err := e.store.ImportEdges(e.ctx, ws, []postgram.Edge{first, second, first}, true); err != nil || got != 1 {
+		t.Fatalf("two colliding edges in one batch, skipping: %d, %v", got, err)
+	}
+	if got, err := e.store.GetEdge(e.ctx, ws, first.ID); err != nil || got.ID != first.ID {
+		t.Fatalf("the first of two colliding edges: %v, %v", got, err)
+	}
 	dangling := edges[0]
 	dangling.ID, dangling.TargetID, dangling.Relation = uuid.New(), uuid.New(), "dangles"
 	if _, err := e.store.ImportEdges(e.ctx, ws, []postgram.Edge{dangling}, false); !errors.Is(err, postgram.ErrInvalidArgument) {
