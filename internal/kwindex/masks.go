@@ -36,33 +36,35 @@ type admitMask struct {
 // maskCacheSize is how many filters' masks are kept.
 const maskCacheSize = 4
 
-// FilterKey names a filter: two filters with the same key admit the same
-// entities (it is the filter as JSON).
-func FilterKey(f *driver.EntityFilter) (string, error) {
-	kb, err := json.Marshal(f)
-	return string(kb), err
-}
-
 // Admitted returns which of the n entity slots f admits. The caller holds
 // the workspace's lock for reading at least, so the entities and the
 // generation are stable; the mask returned is shared: read it only.
 func (c *Masks) Admitted(f *driver.EntityFilter, n int, ent EntityView) []bool {
-	key, err := FilterKey(f)
+	mask, _, _ := c.AdmittedKey(f, n, ent)
+	return mask
+}
+
+// AdmittedKey is Admitted, with the filter's key: two filters with the
+// same key admit the same entities (it is the filter as JSON). ok is false
+// when the filter has no key.
+func (c *Masks) AdmittedKey(f *driver.EntityFilter, n int, ent EntityView) (mask []bool, key string, ok bool) {
+	kb, err := json.Marshal(f)
+	key = string(kb)
 	cur := c.list.Load()
 	if err == nil && cur != nil && cur.gen == c.gen {
 		for _, m := range cur.items {
 			if m.key == key {
-				return m.mask
+				return m.mask, key, true
 			}
 		}
 	}
 	match := f.Matcher() // its own copies of the filter's lists: the caller's may be reused
-	mask := make([]bool, n)
+	mask = make([]bool, n)
 	for i := range mask {
 		mask[i] = admits(match, ent(i))
 	}
 	if err != nil {
-		return mask
+		return mask, "", false
 	}
 	next := &maskList{gen: c.gen, items: []admitMask{{key, match, mask}}}
 	if cur != nil && cur.gen == c.gen {
@@ -74,7 +76,7 @@ func (c *Masks) Admitted(f *driver.EntityFilter, n int, ent EntityView) []bool {
 		}
 	}
 	c.list.Store(next) // a concurrent search's list may be lost: only a cache
-	return mask
+	return mask, key, true
 }
 
 // Changed records that the entity in slot changed (or appeared, or

@@ -145,23 +145,16 @@ func (vs *Set) refresh(e *cachedTopK, x []float32, admitted []bool) ([]Scored, b
 		r.Slot = s // a removal moves the last slot
 		out = append(out, r)
 	}
-	var xss float64 // as quantizeQuery sums it
-	for _, v := range x {
-		xss += float64(v) * float64(v)
-	}
+	xss := SquaredNorm(x) // as quantizeQuery sums it
 	var buf []float32
 	for rid := range set {
 		s, ok := vs.slot[rid]
 		if !ok || !admitted[vs.ent[s]] {
 			continue // removed, or not admitted
 		}
-		sim := math.NaN()
-		if xss != 0 && vs.ss[s] != 0 {
-			v := vs.vectorInto(s, buf)
-			buf = v
-			sim = cosine(x, xss, v, vs.ss[s])
-		}
-		out = append(out, Scored{Slot: s, RID: rid, Chunk: vs.chunk[s], Sim: sim})
+		v := vs.vectorInto(s, buf)
+		buf = v
+		out = append(out, Scored{Slot: s, RID: rid, Chunk: vs.chunk[s], Sim: cosine(x, xss, v, vs.ss[s])})
 	}
 	slices.SortFunc(out, lessScored)
 	return out[:min(e.k, len(out))], true

@@ -116,10 +116,11 @@ type memSpace struct {
 	// a search's results carry; rels interns their relation names.
 	edges map[uuid.UUID][]memEdge
 	rels  map[string]string
-	// attrGen counts changes of entities that were already held: such a
-	// change may admit or refuse vectors under a filter, so the vector
-	// sets' remembered results (vecscan.Set.TopKCached) are not reused
-	// across it. A new entity's vectors are changes of the sets themselves.
+	// attrGen counts changes of entities already held (attributes a
+	// filter reads, a drop): such a change may admit or refuse vectors
+	// under a filter, so the vector sets' remembered results
+	// (vecscan.Set.TopKCached) are not reused across it. A new entity's
+	// vectors are changes of the sets themselves.
 	attrGen uint64
 }
 
@@ -625,6 +626,7 @@ func (sp *memSpace) dropEntity(id uuid.UUID, freed *[]int32) {
 	delete(sp.entSlot, id)
 	sp.heads = sp.heads.Index(s, sp.ents[s].Head, nil)
 	sp.ents[s] = memEnt{}
+	sp.attrGen++ // its slot may go to another entity
 	sp.masks.Changed(s, sp.view)
 	*freed = append(*freed, s)
 }
@@ -920,10 +922,9 @@ func (s *Store) memVectorSearch(ctx context.Context, ws string, q driver.VectorQ
 		if s.mem.scans.Add(1) > 1 {
 			workers = 1
 		}
-		admitted := sp.admitted(&q.Filter)
-		key, err := kwindex.FilterKey(&q.Filter)
+		admitted, key, keyed := sp.masks.AdmittedKey(&q.Filter, len(sp.ents), sp.view)
 		switch {
-		case err == nil && (candidates <= 0 || vs.Len() <= candidates):
+		case keyed && (candidates <= 0 || vs.Len() <= candidates):
 			// Exact: a query asked again ranks only the vectors that
 			// changed since (agents repeat their queries).
 			top, all = vs.TopKCached(q.Vector, admitted, q.Limit, workers, key, sp.attrGen), true

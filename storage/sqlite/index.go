@@ -661,9 +661,8 @@ func (ix *index) searchVectors(ws string, model int64, x []float32, f *driver.En
 	if len(x) != vs.Dims() {
 		return nil, errors.New("query dimensions differ from the index")
 	}
-	admitted := sp.admitted(f)
-	key, err := kwindex.FilterKey(f)
-	if err != nil {
+	admitted, key, keyed := sp.masks.AdmittedKey(f, len(sp.ents), sp.view)
+	if !keyed {
 		return vs.TopK(x, admitted, k, ix.s.cfg.ScanWorkers), nil
 	}
 	// A query asked again ranks only the vectors that changed since
